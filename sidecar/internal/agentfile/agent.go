@@ -1,0 +1,181 @@
+// Package agentfile reads single-file Markdown agents (*.agent.md) into a
+// typed Agent and reports every problem as a Diagnostic that says where, what
+// and what to change.
+//
+// It owns the one grammar of the agent file language, including the line
+// between text that is merely unfinished (still being typed) and text that is
+// invalid. Parsing is a pure function of the bytes: it never touches the
+// filesystem, a clock, a model or a journal, so the editor can call it on
+// every keystroke and every other front (CLI, MCP, runner) gets the same
+// answer for the same text.
+package agentfile
+
+// Severity orders diagnostics the way LSP does: Error refuses execution,
+// Warning and Information do not (but Information for an unfinished
+// construct still refuses Run and Test, through State).
+type Severity int
+
+// Severities, with the same numeric values as the LSP DiagnosticSeverity.
+const (
+	SeverityError       Severity = 1
+	SeverityWarning     Severity = 2
+	SeverityInformation Severity = 3
+)
+
+// String returns the lower-case name used by `kmx check`.
+func (s Severity) String() string {
+	switch s {
+	case SeverityError:
+		return "error"
+	case SeverityWarning:
+		return "warning"
+	case SeverityInformation:
+		return "information"
+	}
+	return "unknown"
+}
+
+// Position is a place in the source. Offset is in bytes from the start of the
+// file; Line and Character are zero-based, Character counted in UTF-16 code
+// units as LSP does by default. `kmx check` prints Line+1 and Character+1.
+type Position struct {
+	Offset    int `json:"offset"`
+	Line      int `json:"line"`
+	Character int `json:"character"`
+}
+
+// Range is a half-open span [Start, End) of the source.
+type Range struct {
+	Start Position `json:"start"`
+	End   Position `json:"end"`
+}
+
+// Diagnostic is one problem in an agent file. Code is stable across releases
+// (see docs/diagnostics.md); Message tells the author what to change and
+// never echoes a credential-shaped value.
+type Diagnostic struct {
+	Range    Range    `json:"range"`
+	Severity Severity `json:"severity"`
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+}
+
+// State classifies a whole file.
+type State int
+
+const (
+	// Valid: no Error and no unfinished construct; Run and Test may proceed.
+	Valid State = iota
+	// Unfinished: the text ends inside a construct and no complete construct
+	// before that point is invalid. Shown as Information, never as an error.
+	Unfinished
+	// Invalid: at least one Error diagnostic.
+	Invalid
+)
+
+// String returns "valid", "unfinished" or "invalid".
+func (s State) String() string {
+	switch s {
+	case Valid:
+		return "valid"
+	case Unfinished:
+		return "unfinished"
+	case Invalid:
+		return "invalid"
+	}
+	return "unknown"
+}
+
+// AssertionType names one kind of assertion.
+type AssertionType string
+
+// The assertion types the language knows. Any other name is refused.
+const (
+	Contains      AssertionType = "contains"
+	NotContains   AssertionType = "notContains"
+	Regex         AssertionType = "regex"
+	LLMJudge      AssertionType = "llmJudge"
+	ToolCalled    AssertionType = "toolCalled"
+	ToolNotCalled AssertionType = "toolNotCalled"
+)
+
+// Agent is one parsed agent file. Fields hold decoded values (YAML escapes
+// resolved, comments discarded).
+type Agent struct {
+	// ID is the frontmatter name, else the file name without ".agent.md".
+	ID          string
+	Description string
+	// Model is the preferred model; nil when the frontmatter has no model key
+	// (omitted stays omitted, distinct from an empty string).
+	Model *string
+	Tools []Tool
+	// Instructions is the text between the frontmatter and the Examples
+	// heading (the whole body when there is no Examples heading).
+	Instructions      string
+	InstructionsRange Range
+	// ExamplesHeading is the range of the "## Examples" line, nil without one.
+	ExamplesHeading *Range
+	Examples        []Example
+	// Revision is the lower-case hex SHA-256 of the exact source bytes.
+	Revision string
+}
+
+// Tool is one declared tool name.
+type Tool struct {
+	Name  string
+	Range Range
+}
+
+// Example is one entry of the Examples list.
+type Example struct {
+	ID    string
+	Input string
+	// Range covers the "- id:" line, where the Run example lens goes.
+	Range Range
+	// FullRange covers the whole list item.
+	FullRange  Range
+	Assertions []Assertion
+	// Tools holds per-example tool recordings, in source order.
+	Tools []ToolRecording
+}
+
+// Assertion is one entry of an example's assert list.
+type Assertion struct {
+	// Index is the zero-based position in the example's assert list; with
+	// the example ID it identifies the assertion ("weekly#2").
+	Index int
+	Type  AssertionType
+	// Value is the operand of contains, notContains and regex, and the tool
+	// name of toolCalled and toolNotCalled.
+	Value string
+	// Rubric, JudgeModel and Threshold belong to llmJudge. Threshold is nil
+	// when omitted (the runner's default applies).
+	Rubric     string
+	JudgeModel string
+	Threshold  *int
+	Range      Range
+}
+
+// ToolRecording is the recorded output of one tool for one example.
+type ToolRecording struct {
+	Tool string
+	// Pending is true for `recorded: {calls: []}`: the first live result
+	// will be captured.
+	Pending bool
+	Calls   []RecordedCall
+	Range   Range
+}
+
+// RecordedCall is one saved tool call: its arguments and result as JSON text.
+type RecordedCall struct {
+	Arguments string
+	Result    string
+}
+
+// Result is the outcome of Parse: the agent (as much as could be read), every
+// diagnostic in source order, and the file's State.
+type Result struct {
+	Agent       *Agent
+	Diagnostics []Diagnostic
+	State       State
+}

@@ -1,0 +1,85 @@
+// Package cli implements the kmx command line: one file per subcommand, each
+// parsing its flags and delegating to the engine packages. Errors are typed
+// (UsageError, RefusalError, FailureError) and map to exit codes 2, 2 and 1;
+// each says what to do next. The CLI prints results; it decides nothing the
+// engine does not.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Env is the process environment a command runs in, passed in so tests can
+// run commands in-process without touching the real one.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, env Env, args []string) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"check":   {"check agent files and print their diagnostics", runCheck},
+		"version": {"print the kmx version", runVersion},
+	}
+}
+
+// Main runs one kmx command line and returns the process exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(env.Stdout)
+		if len(args) == 0 {
+			return ExitRefusal
+		}
+		return ExitOK
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		return report(env, usagef("run 'kmx help' to see the commands", "kmx: unknown command %q", args[0]))
+	}
+	return report(env, cmd.run(ctx, env, args[1:]))
+}
+
+func report(env Env, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if _, ok := err.(*FailureError); !ok {
+		fmt.Fprintf(env.Stderr, "kmx: %s\n", strings.TrimPrefix(err.Error(), "kmx: "))
+		if next := nextStep(err); next != "" {
+			fmt.Fprintf(env.Stderr, "next: %s\n", next)
+		}
+	}
+	return exitCode(err)
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "kmx runs and tests single-file Markdown agents (*.agent.md) locally. Every result is a local preview.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: kmx COMMAND [flags]")
+	fmt.Fprintln(w)
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 findings or failures, 2 refusal or usage.")
+}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes, the same for every subcommand.
+const (
+	ExitOK      = 0 // success: no errors, every selected example passed
+	ExitFailure = 1 // findings or failures: an error diagnostic, a fail or unknown verdict
+	ExitRefusal = 2 // a refusal or a usage error: nothing ran
+)
+
+// UsageError is a command line that cannot be carried out as written. Its
+// message says what to type instead.
+type UsageError struct {
+	Msg  string
+	Next string // what to do next, one line
+}
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// RefusalError is work kmx refused before creating a journal or sending a
+// request. Its message says what to change.
+type RefusalError struct {
+	Msg  string
+	Next string
+}
+
+func (e *RefusalError) Error() string { return e.Msg }
+
+// FailureError reports findings or failed examples after the output was
+// printed; it carries no text of its own beyond a summary.
+type FailureError struct {
+	Msg string
+}
+
+func (e *FailureError) Error() string { return e.Msg }
+
+func usagef(next, format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...), Next: next}
+}
+
+// exitCode maps an error to the process exit code.
+func exitCode(err error) int {
+	var u *UsageError
+	var r *RefusalError
+	var f *FailureError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &f):
+		return ExitFailure
+	case errors.As(err, &u), errors.As(err, &r):
+		return ExitRefusal
+	}
+	// Anything unexpected is reported as a refusal: nothing is claimed.
+	return ExitRefusal
+}
+
+// nextStep returns the "what to do next" line of an error, if it has one.
+func nextStep(err error) string {
+	var u *UsageError
+	var r *RefusalError
+	switch {
+	case errors.As(err, &u):
+		return u.Next
+	case errors.As(err, &r):
+		return r.Next
+	}
+	return ""
+}

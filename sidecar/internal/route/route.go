@@ -1,0 +1,64 @@
+// Package route owns the model routes kmx can send a request on (the
+// deterministic fake model now; OpenAI-compatible endpoints and the editor's
+// models later) and the one interface the harness calls them through.
+//
+// A route never retries, never falls back to another model and never
+// rewrites what it was asked to reach. Errors name the class of problem only:
+// never a request or reply body, a prompt, an answer or a credential.
+package route
+
+import "context"
+
+// Route names.
+const (
+	// Fake is kmx's deterministic in-memory model.
+	Fake = "fake"
+	// Replay answers only from a journaled completion; see the harness.
+	Replay = "replay"
+)
+
+// Identity is what a turn records about the model that answered it.
+type Identity struct {
+	// Route is the route name, for example "fake".
+	Route string `json:"route"`
+	// Model is the exact model name requested on that route.
+	Model string `json:"model"`
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"` // "system" or "user"
+	Content string `json:"content"`
+}
+
+// Request is one Chat Completions-style request: instructions as the system
+// message, the input as the user message.
+type Request struct {
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+}
+
+// Completion is a model's checked answer.
+type Completion struct {
+	// Model is the model name the reply reported.
+	Model string `json:"model"`
+	Text  string `json:"text"`
+	// FinishReason is the reply's finish reason ("stop" for the fake model).
+	FinishReason string `json:"finishReason"`
+}
+
+// Model sends one request and returns one checked completion. Implementations
+// are safe for concurrent use and honour ctx cancellation by stopping the
+// request in flight.
+type Model interface {
+	Identity() Identity
+	Complete(ctx context.Context, req Request) (Completion, error)
+}
+
+// ChatRequest builds the one request a chat turn sends.
+func ChatRequest(model, instructions, input string) Request {
+	return Request{Model: model, Messages: []Message{
+		{Role: "system", Content: instructions},
+		{Role: "user", Content: input},
+	}}
+}
