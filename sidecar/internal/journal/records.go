@@ -1,0 +1,106 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// SchemaVersion is the version of the record payloads below. A reader refuses
+// a record with any other version rather than reinterpret it.
+const SchemaVersion = 1
+
+// Kind names one of the five records of a chat turn.
+type Kind string
+
+// The five records a chat turn writes, in order.
+const (
+	KindSessionPlaced   Kind = "session.placed"
+	KindTurnStarted     Kind = "turn.started"
+	KindModelRequest    Kind = "model.request"
+	KindModelCompletion Kind = "model.completion"
+	KindTurnTerminal    Kind = "turn.terminal"
+)
+
+// TurnKinds lists the five kinds in the order a complete turn holds them.
+var TurnKinds = [...]Kind{KindSessionPlaced, KindTurnStarted, KindModelRequest, KindModelCompletion, KindTurnTerminal}
+
+// ModelIdentity is the exact route and model a session sends to.
+type ModelIdentity struct {
+	Route string `json:"route"`
+	Model string `json:"model"`
+}
+
+// SessionPlaced is written when a Session is placed on a harness.
+type SessionPlaced struct {
+	SessionID string `json:"sessionId"`
+	Harness   string `json:"harness"`
+	// Purpose is "agent" or "judge".
+	Purpose   string        `json:"purpose"`
+	ExampleID string        `json:"exampleId"`
+	Model     ModelIdentity `json:"model"`
+}
+
+// TurnStarted is written before the harness runs a turn.
+type TurnStarted struct {
+	Turn         int           `json:"turn"`
+	Instructions string        `json:"instructions"`
+	Input        string        `json:"input"`
+	Model        ModelIdentity `json:"model"`
+}
+
+// ModelRequest is written when the harness sends a model request. It keeps
+// the request's digest, not a second copy of instructions and input: replay
+// rebuilds the request from TurnStarted and must arrive at the same digest.
+type ModelRequest struct {
+	Turn   int    `json:"turn"`
+	Model  string `json:"model"`
+	SHA256 string `json:"sha256"`
+	Bytes  int    `json:"bytes"`
+}
+
+// ModelCompletion is the checked reply of the model.
+type ModelCompletion struct {
+	Turn         int    `json:"turn"`
+	Model        string `json:"model"`
+	Text         string `json:"text"`
+	FinishReason string `json:"finishReason"`
+}
+
+// Turn states recorded by TurnTerminal.
+const (
+	StateCompleted = "completed"
+	StateFailed    = "failed"
+	StateCancelled = "cancelled"
+)
+
+// TurnTerminal ends a turn: its answer, or the fixed-text error that stopped it.
+type TurnTerminal struct {
+	Turn   int    `json:"turn"`
+	State  string `json:"state"`
+	Answer string `json:"answer,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Encode marshals a payload for Append.
+func Encode(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode journal record: %w", err)
+	}
+	return b, nil
+}
+
+// Decode unmarshals a payload strictly: unknown fields are refused, so a
+// newer writer's record is never silently reinterpreted.
+func Decode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode journal record: %w", err)
+	}
+	if dec.More() {
+		return fmt.Errorf("decode journal record: trailing data")
+	}
+	return nil
+}
