@@ -1,0 +1,97 @@
+package route
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// The fake model's directives, in table order (first matching row wins).
+// A quoted TEXT or NAME is one or more characters between backticks on a
+// single line: spaces and punctuation are fine, a backtick or a line break
+// ends it. Matching is case-sensitive and may start anywhere in the
+// instructions; when a row matches more than once, its first occurrence wins.
+var (
+	// Row 1: the period must follow the closing backtick directly, so the
+	// row 2 wording never matches row 1.
+	fakeReplyExactly = regexp.MustCompile("Reply with exactly `([^`\n]+)`\\.")
+	// Row 2: the answer is TEXT, one space, then the user's input verbatim.
+	fakeReplyFollowed = regexp.MustCompile("Reply with exactly `([^`\n]+)` followed by the input")
+	// Row 3: a tool call, which the tool-free fake can only refuse.
+	fakeCallTool = regexp.MustCompile("Call the tool `([^`\n]+)`")
+)
+
+// FakeGuidance is the fake model's answer when the instructions hold no
+// directive. It names the directive so the author knows how to steer it.
+const FakeGuidance = "kmx fake model: add the line Reply with exactly `TEXT`. " +
+	"to the instructions to choose my answer."
+
+// UnboundToolError is the fake model's refusal when the instructions ask it
+// to call a tool on the tool-free path: only a bound tool host may receive a
+// tool call, so the example is refused rather than answered. Tool comes from
+// the author's own instructions (never from a reply or a credential).
+type UnboundToolError struct {
+	Tool string
+}
+
+func (e *UnboundToolError) Error() string {
+	return fmt.Sprintf("the fake model was asked to call tool %q, but no tool host is bound; "+
+		"bind the tool, or remove the Call the tool directive from the instructions", e.Tool)
+}
+
+// fakeModel is kmx's deterministic in-memory model. It has no state, so it is
+// safe for concurrent use.
+type fakeModel struct{}
+
+// NewFake returns the fake model: it answers from the directives in the
+// system message alone, with no network, clock or randomness, so the same
+// instructions and input always give the same completion.
+func NewFake() Model { return fakeModel{} }
+
+func (fakeModel) Identity() Identity { return Identity{Route: Fake, Model: Fake} }
+
+// Complete answers per the directive table. The request's model name is not
+// checked: on the fake route every model name is served by the fake.
+func (fakeModel) Complete(ctx context.Context, req Request) (Completion, error) {
+	if err := ctx.Err(); err != nil {
+		return Completion{}, err
+	}
+	instructions, input := splitMessages(req.Messages)
+	text, err := FakeAnswer(instructions, input)
+	if err != nil {
+		return Completion{}, err
+	}
+	return Completion{Model: Fake, Text: text, FinishReason: "stop"}, nil
+}
+
+// FakeAnswer is the fake model's directive table as a pure function of the
+// instructions and the input. It returns *UnboundToolError for the tool row.
+func FakeAnswer(instructions, input string) (string, error) {
+	if m := fakeReplyExactly.FindStringSubmatch(instructions); m != nil {
+		return m[1], nil
+	}
+	if m := fakeReplyFollowed.FindStringSubmatch(instructions); m != nil {
+		return m[1] + " " + input, nil
+	}
+	if m := fakeCallTool.FindStringSubmatch(instructions); m != nil {
+		return "", &UnboundToolError{Tool: m[1]}
+	}
+	return FakeGuidance, nil
+}
+
+// splitMessages returns the system messages joined by a newline (the
+// instructions) and the last user message (the input). A chat turn sends
+// exactly one of each; joining keeps any other shape deterministic.
+func splitMessages(msgs []Message) (instructions, input string) {
+	var system []string
+	for _, m := range msgs {
+		switch m.Role {
+		case "system":
+			system = append(system, m.Content)
+		case "user":
+			input = m.Content
+		}
+	}
+	return strings.Join(system, "\n"), input
+}

@@ -1,0 +1,117 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+func TestFakeDirectives(t *testing.T) {
+	tests := []struct {
+		name         string
+		instructions string
+		input        string
+		want         string
+		wantTool     string // non-empty: expect *UnboundToolError naming it
+	}{
+		{"exact", "Reply with exactly `hello`.", "ignored", "hello", ""},
+		{"exact with spaces and punctuation", "Be brief.\nReply with exactly `Hi, there! (ok?) 1.2`.\nThanks.", "x", "Hi, there! (ok?) 1.2", ""},
+		{"exact needs period right after backtick", "Reply with exactly `hello` .", "in", FakeGuidance, ""},
+		{"exact without period is no directive", "Reply with exactly `hello`", "in", FakeGuidance, ""},
+		{"empty quote is no directive", "Reply with exactly ``.", "in", FakeGuidance, ""},
+		{"quote cannot span lines", "Reply with exactly `a\nb`.", "in", FakeGuidance, ""},
+		{"case-sensitive", "reply with exactly `hello`.", "in", FakeGuidance, ""},
+		{"followed by input", "Reply with exactly `Echo:` followed by the input.", "some input", "Echo: some input", ""},
+		{"followed by empty input keeps the space", "Reply with exactly `Echo:` followed by the input", "", "Echo: ", ""},
+		{"followed by multi-line input", "Reply with exactly `A` followed by the input", "l1\nl2", "A l1\nl2", ""},
+		{"row 1 wins over row 2 in table order", "Reply with exactly `B` followed by the input\nReply with exactly `A`.", "in", "A", ""},
+		{"row 1 wins over row 3", "Call the tool `t`\nReply with exactly `A`.", "in", "A", ""},
+		{"row 2 wins over row 3", "Call the tool `t`\nReply with exactly `A` followed by the input", "in", "A in", ""},
+		{"first occurrence of a row wins", "Reply with exactly `one`.\nReply with exactly `two`.", "in", "one", ""},
+		{"tool call refused", "Call the tool `github_list_merged_prs` now.", "in", "", "github_list_merged_prs"},
+		{"no directive", "You are a helpful agent.", "hello", FakeGuidance, ""},
+		{"empty instructions", "", "hello", FakeGuidance, ""},
+	}
+	m := NewFake()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := m.Complete(context.Background(), ChatRequest("fake", tc.instructions, tc.input))
+			if tc.wantTool != "" {
+				var ute *UnboundToolError
+				if !errors.As(err, &ute) {
+					t.Fatalf("err = %v, want *UnboundToolError", err)
+				}
+				if ute.Tool != tc.wantTool {
+					t.Fatalf("tool = %q, want %q", ute.Tool, tc.wantTool)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			want := Completion{Model: "fake", Text: tc.want, FinishReason: "stop"}
+			if got != want {
+				t.Fatalf("Complete = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+// Editing the instructions must change the answer: the fake cannot pass every
+// check regardless of what the author wrote.
+func TestFakeAnswerFollowsInstructionEdits(t *testing.T) {
+	m := NewFake()
+	before, err := m.Complete(context.Background(), ChatRequest("fake", "Reply with exactly `alpha`.", "q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := m.Complete(context.Background(), ChatRequest("fake", "Reply with exactly `beta`.", "q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Text == after.Text {
+		t.Fatalf("answer did not change after editing the instructions: %q", before.Text)
+	}
+	if before.Text != "alpha" || after.Text != "beta" {
+		t.Fatalf("answers = %q, %q; want alpha, beta", before.Text, after.Text)
+	}
+}
+
+func TestFakeDeterministic(t *testing.T) {
+	m := NewFake()
+	req := ChatRequest("fake", "Reply with exactly `X` followed by the input", "in")
+	first, err := m.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		got, err := m.Complete(context.Background(), req)
+		if err != nil || got != first {
+			t.Fatalf("call %d = %+v, %v; want %+v", i, got, err, first)
+		}
+	}
+}
+
+func TestFakeHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := NewFake().Complete(ctx, ChatRequest("fake", "Reply with exactly `a`.", "b"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestFakeIdentity(t *testing.T) {
+	if got, want := NewFake().Identity(), (Identity{Route: "fake", Model: "fake"}); got != want {
+		t.Fatalf("Identity = %+v, want %+v", got, want)
+	}
+}
+
+func TestUnboundToolErrorText(t *testing.T) {
+	err := error(&UnboundToolError{Tool: "lookup"})
+	want := `the fake model was asked to call tool "lookup", but no tool host is bound; ` +
+		"bind the tool, or remove the Call the tool directive from the instructions"
+	if err.Error() != want {
+		t.Fatalf("Error() = %q, want %q", err.Error(), want)
+	}
+}
