@@ -633,7 +633,13 @@ type HarnessTurnRequest struct {
 	Instructions string                 `protobuf:"bytes,4,opt,name=instructions,proto3" json:"instructions,omitempty"`
 	Input        string                 `protobuf:"bytes,5,opt,name=input,proto3" json:"input,omitempty"`
 	// replay, when set, makes this a zero-live-call replay of a recorded turn.
-	Replay        *RecordedExchange `protobuf:"bytes,6,opt,name=replay,proto3" json:"replay,omitempty"`
+	Replay *RecordedExchange `protobuf:"bytes,6,opt,name=replay,proto3" json:"replay,omitempty"`
+	// purpose is the session's purpose ("agent" or "judge"); a live turn
+	// resolves its model by purpose and identity. Replay never resolves one.
+	Purpose string `protobuf:"bytes,7,opt,name=purpose,proto3" json:"purpose,omitempty"`
+	// turn is the turn number within the session, starting at 1; the harness
+	// writes it into the request and completion payloads it emits.
+	Turn          int32 `protobuf:"varint,8,opt,name=turn,proto3" json:"turn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -708,6 +714,20 @@ func (x *HarnessTurnRequest) GetReplay() *RecordedExchange {
 		return x.Replay
 	}
 	return nil
+}
+
+func (x *HarnessTurnRequest) GetPurpose() string {
+	if x != nil {
+		return x.Purpose
+	}
+	return ""
+}
+
+func (x *HarnessTurnRequest) GetTurn() int32 {
+	if x != nil {
+		return x.Turn
+	}
+	return 0
 }
 
 type HarnessEvent struct {
@@ -897,11 +917,15 @@ func (x *ModelCompletionEvent) GetCompletionJson() []byte {
 }
 
 type TerminalEvent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	State         TurnState              `protobuf:"varint,1,opt,name=state,proto3,enum=kmx.sessions.v1.TurnState" json:"state,omitempty"`
-	Answer        string                 `protobuf:"bytes,2,opt,name=answer,proto3" json:"answer,omitempty"`
-	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
-	LiveCalls     int32                  `protobuf:"varint,4,opt,name=live_calls,json=liveCalls,proto3" json:"live_calls,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	State  TurnState              `protobuf:"varint,1,opt,name=state,proto3,enum=kmx.sessions.v1.TurnState" json:"state,omitempty"`
+	Answer string                 `protobuf:"bytes,2,opt,name=answer,proto3" json:"answer,omitempty"`
+	Error  string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// live_calls counts calls that reached (or, in replay, tried to reach) a
+	// live model: 1 for a live turn that sent its request, 0 for a faithful
+	// replay. Replay refuses every such call; any count above 0 there means the
+	// recorded turn does not replay.
+	LiveCalls     int32 `protobuf:"varint,4,opt,name=live_calls,json=liveCalls,proto3" json:"live_calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1009,7 +1033,7 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\acontent\x18\x02 \x01(\tR\acontent\"^\n" +
 	"\x10RecordedExchange\x12!\n" +
 	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\x12'\n" +
-	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\"\xf8\x01\n" +
+	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\"\xa6\x02\n" +
 	"\x12HarnessTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -1017,7 +1041,9 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x05model\x18\x03 \x01(\v2\x1e.kmx.sessions.v1.ModelIdentityR\x05model\x12\"\n" +
 	"\finstructions\x18\x04 \x01(\tR\finstructions\x12\x14\n" +
 	"\x05input\x18\x05 \x01(\tR\x05input\x129\n" +
-	"\x06replay\x18\x06 \x01(\v2!.kmx.sessions.v1.RecordedExchangeR\x06replay\"\xf4\x01\n" +
+	"\x06replay\x18\x06 \x01(\v2!.kmx.sessions.v1.RecordedExchangeR\x06replay\x12\x18\n" +
+	"\apurpose\x18\a \x01(\tR\apurpose\x12\x12\n" +
+	"\x04turn\x18\b \x01(\x05R\x04turn\"\xf4\x01\n" +
 	"\fHarnessEvent\x12I\n" +
 	"\rmodel_request\x18\x01 \x01(\v2\".kmx.sessions.v1.ModelRequestEventH\x00R\fmodelRequest\x12R\n" +
 	"\x10model_completion\x18\x02 \x01(\v2%.kmx.sessions.v1.ModelCompletionEventH\x00R\x0fmodelCompletion\x12<\n" +

@@ -1,0 +1,229 @@
+// Package harness owns the "chat" harness: the gRPC service that runs one
+// turn of a session by sending exactly one model request and streaming what
+// happened (model request, model completion, terminal) back to Sessions,
+// which journals it.
+//
+// The harness is stateless and never journals, retries, falls back to another
+// model or runs tools. In replay mode it answers only from a recorded
+// completion: it never calls its Resolver, so a replay cannot reach a real
+// model, and any call the recording does not cover is refused and counted.
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+)
+
+// Harness names a Placer can choose.
+const (
+	// Chat is the tool-free harness this package serves.
+	Chat = "chat"
+	// LocalTools is the tool-running harness of SPEC §9. It is not built yet.
+	LocalTools = "kmx-local-tools-v1"
+)
+
+// Session purposes.
+const (
+	PurposeAgent = "agent"
+	PurposeJudge = "judge"
+)
+
+// Fixed texts a terminal event can carry. They name the class of problem only.
+const (
+	ErrTextCancelled      = "turn cancelled"
+	ErrTextDeadline       = "turn deadline exceeded"
+	ErrTextRouteFailed    = "model route unavailable"
+	ErrTextModelFailed    = "model call failed"
+	ErrTextRecordingBad   = "recorded exchange is malformed"
+	ErrTextReplayRefusal  = "replay refused a live model call"
+	ErrTextDigestFailed   = "model request could not be encoded"
+	maxTerminalErrorBytes = 300
+)
+
+// Resolver returns the model a live turn sends to. purpose is "agent" or
+// "judge": the judge's model may differ from the agent's even on the same
+// route (the fake judge scores rubrics, the fake agent follows directives).
+type Resolver func(purpose string, id route.Identity) (route.Model, error)
+
+// Server is the chat harness. It is safe for concurrent use.
+type Server struct {
+	sessionspb.UnimplementedHarnessServer
+	resolve Resolver
+}
+
+// New returns a chat harness that resolves live models through resolve.
+func New(resolve Resolver) *Server {
+	return &Server{resolve: resolve}
+}
+
+// Turn runs one turn and streams its events. Malformed requests are refused
+// with a gRPC status before any model is resolved; everything that happens
+// after that ends in a Terminal event (unless the caller has gone away).
+func (s *Server) Turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent]) error {
+	if err := checkRequest(req); err != nil {
+		return err
+	}
+	ctx := stream.Context()
+	id := route.Identity{Route: req.GetModel().GetRoute(), Model: req.GetModel().GetModel()}
+	turn := int(req.GetTurn())
+
+	if rec := req.GetReplay(); rec != nil {
+		// Replay: the model is built from the recording alone. s.resolve is
+		// deliberately out of reach on this path.
+		rm, err := newReplayModel(id.Model, rec)
+		if err != nil {
+			return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextRecordingBad, 0)
+		}
+		return runChat(ctx, stream, rm, turn, req, rm.liveCalls)
+	}
+
+	if s.resolve == nil {
+		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextRouteFailed, 0)
+	}
+	model, err := s.resolve(req.GetPurpose(), id)
+	if err != nil {
+		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "",
+			errorText(ErrTextRouteFailed, err, req), 0)
+	}
+	counted := &countingModel{Model: model}
+	return runChat(ctx, stream, counted, turn, req, counted.calls.Load)
+}
+
+// countingModel counts the calls that reach a live model, for the terminal
+// event's live_calls.
+type countingModel struct {
+	route.Model
+	calls atomic.Int32
+}
+
+func (m *countingModel) Complete(ctx context.Context, req route.Request) (route.Completion, error) {
+	m.calls.Add(1)
+	return m.Model.Complete(ctx, req)
+}
+
+// runChat sends the one request of a chat turn to model and streams the
+// events. liveCalls reports the live-call count for the terminal event.
+func runChat(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent],
+	model route.Model, turn int, req *sessionspb.HarnessTurnRequest, liveCalls func() int32) error {
+	mreq := route.ChatRequest(req.GetModel().GetModel(), req.GetInstructions(), req.GetInput())
+	sum, size, err := RequestDigest(mreq)
+	if err != nil {
+		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextDigestFailed, 0)
+	}
+	reqJSON, err := journal.Encode(journal.ModelRequest{Turn: turn, Model: mreq.Model, SHA256: sum, Bytes: size})
+	if err != nil {
+		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextDigestFailed, 0)
+	}
+	if err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_ModelRequest{
+		ModelRequest: &sessionspb.ModelRequestEvent{RequestJson: reqJSON},
+	}}); err != nil {
+		return fmt.Errorf("send model request event: %w", err)
+	}
+
+	// Exactly one call; no retry whatever the error.
+	c, err := model.Complete(ctx, mreq)
+	if err != nil {
+		if state, text, ok := cancelled(ctx, err); ok {
+			// The caller is usually gone; the send is best effort and
+			// Sessions journals the cancellation itself if it never arrives.
+			_ = sendTerminal(stream, state, "", text, liveCalls())
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "",
+			errorText(ErrTextModelFailed, err, req), liveCalls())
+	}
+
+	compJSON, err := journal.Encode(journal.ModelCompletion{Turn: turn, Model: c.Model, Text: c.Text, FinishReason: c.FinishReason})
+	if err != nil {
+		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextModelFailed, liveCalls())
+	}
+	if err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_ModelCompletion{
+		ModelCompletion: &sessionspb.ModelCompletionEvent{CompletionJson: compJSON},
+	}}); err != nil {
+		return fmt.Errorf("send model completion event: %w", err)
+	}
+	return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_COMPLETED, c.Text, "", liveCalls())
+}
+
+func sendTerminal(stream grpc.ServerStreamingServer[sessionspb.HarnessEvent], state sessionspb.TurnState, answer, errText string, liveCalls int32) error {
+	err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_Terminal{
+		Terminal: &sessionspb.TerminalEvent{State: state, Answer: answer, Error: errText, LiveCalls: liveCalls},
+	}})
+	if err != nil {
+		return fmt.Errorf("send terminal event: %w", err)
+	}
+	return nil
+}
+
+// cancelled reports whether a model error is the turn's context ending, and
+// which terminal state and text describe it.
+func cancelled(ctx context.Context, err error) (sessionspb.TurnState, string, bool) {
+	switch {
+	case ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+		return 0, "", false
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || (ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)):
+		return sessionspb.TurnState_TURN_STATE_CANCELLED, ErrTextDeadline, true
+	default:
+		return sessionspb.TurnState_TURN_STATE_CANCELLED, ErrTextCancelled, true
+	}
+}
+
+// errorText builds a terminal error from a fixed prefix and a route error.
+// Routes promise class-of-problem texts; as a second line of defence, a text
+// that contains the turn's instructions or input is dropped, so a prompt
+// can never reach the journal through an error.
+func errorText(prefix string, err error, req *sessionspb.HarnessTurnRequest) string {
+	msg := err.Error()
+	for _, secret := range []string{req.GetInstructions(), req.GetInput()} {
+		if secret != "" && strings.Contains(msg, secret) {
+			return prefix
+		}
+	}
+	if len(msg) > maxTerminalErrorBytes {
+		msg = msg[:maxTerminalErrorBytes]
+		for !utf8.ValidString(msg) {
+			msg = msg[:len(msg)-1]
+		}
+	}
+	if msg == "" {
+		return prefix
+	}
+	return prefix + ": " + msg
+}
+
+func checkRequest(req *sessionspb.HarnessTurnRequest) error {
+	switch h := req.GetHarness(); h {
+	case Chat:
+	case LocalTools:
+		return status.Error(codes.FailedPrecondition,
+			`harness "kmx-local-tools-v1" is not built yet: remove "tools" from the agent file to run it on the "chat" harness`)
+	default:
+		return status.Errorf(codes.InvalidArgument, "harness %q is not served here: this host serves %q", h, Chat)
+	}
+	if req.GetModel().GetRoute() == "" || req.GetModel().GetModel() == "" {
+		return status.Error(codes.InvalidArgument, "turn request has no model identity: set model.route and model.model")
+	}
+	if req.GetTurn() < 1 {
+		return status.Error(codes.InvalidArgument, "turn request has no turn number: turns count from 1")
+	}
+	if req.GetReplay() == nil {
+		switch req.GetPurpose() {
+		case PurposeAgent, PurposeJudge:
+		default:
+			return status.Errorf(codes.InvalidArgument, "turn request purpose %q is not known: use %q or %q", req.GetPurpose(), PurposeAgent, PurposeJudge)
+		}
+	}
+	return nil
+}
