@@ -1,0 +1,92 @@
+package sessions
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestGeneratedCodeIsCurrent regenerates the Sessions contract into a
+// temporary folder with the same script `make proto` uses and requires the
+// committed sessionspb to match byte for byte, so an edited .proto can never
+// ship with stale Go.
+func TestGeneratedCodeIsCurrent(t *testing.T) {
+	root := moduleRoot(t)
+	t.Setenv("PATH", filepath.Join(root, ".tools", "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var missing []string
+	for _, tool := range []string{"protoc", "protoc-gen-go", "protoc-gen-go-grpc", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if len(missing) > 0 {
+		msg := "cannot check generated code: missing " + strings.Join(missing, ", ") + " (run `make tools`)"
+		if os.Getenv("CI") == "" {
+			t.Skip(msg)
+		}
+		t.Fatal(msg)
+	}
+
+	out := t.TempDir()
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "genproto.sh"), out)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/genproto.sh: %v\n%s", err, b)
+	}
+	committed := filepath.Join(root, "sidecar", "internal", "sessions", "sessionspb")
+	want, got := goFiles(t, out), goFiles(t, committed)
+	if strings.Join(want, ",") != strings.Join(got, ",") {
+		t.Fatalf("sessionspb holds %v, generation gives %v: run `make proto`", got, want)
+	}
+	for _, name := range want {
+		fresh, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, err := os.ReadFile(filepath.Join(committed, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(fresh, old) {
+			t.Errorf("sessionspb/%s is stale: run `make proto` and commit the result", name)
+		}
+	}
+}
+
+func goFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".go") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
