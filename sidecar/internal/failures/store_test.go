@@ -316,7 +316,7 @@ func TestUnsafeStoreRefusedNeverRepaired(t *testing.T) {
 		t.Skip("unix modes; Windows DACLs are checked by the state package's own tests")
 	}
 	tests := []struct {
-		name  string
+		name    string
 		breakIt func(t *testing.T, root, dir string) string // returns the path it broke
 	}{
 		{"broad state root", func(t *testing.T, root, dir string) string { return chmod(t, root, 0o755) }},
