@@ -178,4 +178,7 @@ type Result struct {
 	Agent       *Agent
 	Diagnostics []Diagnostic
 	State       State
+	// Unfinished lists the constructs the text ends inside, outermost
+	// first; each also has a CodeUnfinished Information diagnostic.
+	Unfinished []UnfinishedConstruct
 }

@@ -1,0 +1,92 @@
+package agentfile
+
+// Diagnostic codes. They are stable across releases: editors, CI scripts and
+// docs/diagnostics.md refer to them. KMX1xxx are structure and frontmatter,
+// KMX2xxx examples, KMX3xxx assertions, KMX4xxx tools, KMX9xxx credentials.
+const (
+	CodeYAMLSyntax         = "KMX1001"
+	CodeFrontmatterNotMap  = "KMX1002"
+	CodeModelNotString     = "KMX1003"
+	CodeUnknownFrontmatter = "KMX1004"
+	CodeBadName            = "KMX1005"
+	CodeDescriptionNotStr  = "KMX1006"
+	CodeRepeatedKey        = "KMX1010"
+	CodeUnfinished         = "KMX1100"
+
+	CodeNoExamples        = "KMX2001"
+	CodeExamplesNotYAML   = "KMX2002"
+	CodeExtraBlock        = "KMX2003"
+	CodeExamplesNotList   = "KMX2004"
+	CodeExampleNotMapping = "KMX2005"
+	CodeMissingID         = "KMX2006"
+	CodeBadID             = "KMX2007"
+	CodeDuplicateID       = "KMX2008"
+	CodeMissingInput      = "KMX2009"
+	CodeInputTooLarge     = "KMX2010"
+	CodeUnknownExampleKey = "KMX2011"
+
+	CodeMalformedAssertion = "KMX3001"
+	CodeUnknownAssertion   = "KMX3002"
+	CodeBadRegex           = "KMX3003"
+	CodeNoRubric           = "KMX3004"
+	CodeBadThreshold       = "KMX3005"
+	CodeAssertUndeclared   = "KMX3006"
+
+	CodeToolsNotList       = "KMX4001"
+	CodeBadToolName        = "KMX4002"
+	CodeDuplicateTool      = "KMX4003"
+	CodeTooManyTools       = "KMX4004"
+	CodeRecordingUndecl    = "KMX4005"
+	CodeMalformedRecording = "KMX4006"
+
+	CodeCredential = "KMX9001"
+)
+
+// CodeInfo describes one diagnostic code: what it means and how to fix it.
+// docs/diagnostics.md and the tests are checked against this one list.
+type CodeInfo struct {
+	Code     string
+	Severity Severity
+	Title    string
+	Fix      string
+}
+
+// Codes returns the catalogue of every diagnostic code Parse can report, in
+// code order. It returns a new slice on each call, so callers may keep or
+// modify it.
+func Codes() []CodeInfo {
+	return []CodeInfo{
+		{CodeYAMLSyntax, SeverityError, "YAML does not parse", "Fix the YAML syntax on the reported line (indentation, quotes, a missing ':')."},
+		{CodeFrontmatterNotMap, SeverityError, "Frontmatter is not a mapping", "Write the frontmatter as `key: value` lines between the two `---` lines."},
+		{CodeModelNotString, SeverityError, "model is not a string", "Set `model:` to one model name such as `fake`, or remove the key."},
+		{CodeUnknownFrontmatter, SeverityWarning, "Unknown frontmatter key", "kmx ignores the key; remove it or check its spelling (name, description, model, tools)."},
+		{CodeBadName, SeverityError, "name is not a valid agent ID", "Use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit."},
+		{CodeDescriptionNotStr, SeverityError, "description is not a string", "Write the description as one string."},
+		{CodeRepeatedKey, SeverityError, "Key repeated in a mapping", "Keep one of the repeated keys; YAML would silently drop the other."},
+		{CodeUnfinished, SeverityInformation, "Still being written", "Finish the construct the file ends in (close the frontmatter, the Examples block or the example)."},
+		{CodeNoExamples, SeverityInformation, "No Examples section: nothing to test", "Add a `## Examples` heading with a ```yaml block listing examples."},
+		{CodeExamplesNotYAML, SeverityError, "Examples block is not fenced as yaml", "Open the block under `## Examples` with ```yaml (or ```yml)."},
+		{CodeExtraBlock, SeverityError, "More than one block under Examples", "Keep exactly one fenced block under `## Examples`; merge the lists into it."},
+		{CodeExamplesNotList, SeverityError, "Examples is not a list", "Write the block as a YAML list: each example starts with `- id:`."},
+		{CodeExampleNotMapping, SeverityError, "Example is not a mapping", "Write each list item as a mapping with `id:` and `input:`."},
+		{CodeMissingID, SeverityError, "Example without id", "Add `id:` with a unique name to the example."},
+		{CodeBadID, SeverityError, "Example id has bad characters", "Use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit."},
+		{CodeDuplicateID, SeverityError, "Duplicate example id", "Rename one of the examples; ids are unique in a file."},
+		{CodeMissingInput, SeverityError, "Example without input", "Add `input:` with the non-empty user message to send."},
+		{CodeInputTooLarge, SeverityError, "Input over 16 KiB", "Shorten the input to at most 16 KiB (16384 bytes)."},
+		{CodeUnknownExampleKey, SeverityError, "Unknown example key", "Use only id, input, assert and tools in an example; check the spelling."},
+		{CodeMalformedAssertion, SeverityError, "Malformed assertion", "Write each assertion as one `type: operand` entry, such as `- contains: TEXT`."},
+		{CodeUnknownAssertion, SeverityError, "Unknown assertion type", "Use contains, notContains, regex, llmJudge, toolCalled or toolNotCalled."},
+		{CodeBadRegex, SeverityError, "Invalid regex", "Fix the pattern so that Go's RE2 syntax accepts it (no backreferences or lookaround)."},
+		{CodeNoRubric, SeverityError, "llmJudge without rubric", "Add a non-empty `rubric:` saying what the judge should look for."},
+		{CodeBadThreshold, SeverityError, "threshold is not an integer from 0 to 100", "Set `threshold:` to a whole number from 0 to 100, or remove it for the default."},
+		{CodeAssertUndeclared, SeverityError, "Tool assertion names an undeclared tool", "Declare the tool in the frontmatter `tools:` list, or fix the name."},
+		{CodeToolsNotList, SeverityError, "tools is not a list of names", "Write `tools: [name, other]` or one `- name` per line."},
+		{CodeBadToolName, SeverityError, "Bad tool name", "Use 1-64 letters, digits, '_' or '-' in a tool name."},
+		{CodeDuplicateTool, SeverityError, "Duplicate tool name", "List each tool once."},
+		{CodeTooManyTools, SeverityError, "More than 32 tools", "Declare at most 32 tools."},
+		{CodeRecordingUndecl, SeverityError, "Recording names an undeclared tool", "Declare the tool in the frontmatter `tools:` list, or fix the name."},
+		{CodeMalformedRecording, SeverityError, "Malformed tool recording", "Write `NAME: {recorded: {calls: [{arguments: ..., result: ...}]}}`; `calls: []` means pending."},
+		{CodeCredential, SeverityError, "Credential-shaped content", "Remove the credential from the file and rotate it; refer to secrets by environment variable name only."},
+	}
+}

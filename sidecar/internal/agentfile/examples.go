@@ -1,0 +1,323 @@
+package agentfile
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// examples reads a closed yaml fence.
+func (p *parser) examples(opener line, start, end int) {
+	p.examplesComplete(opener, start, end, true)
+}
+
+// examplesComplete checks the complete examples in [start, end). required
+// says the text is the whole block, so an empty one is refused; for an
+// open block it is the part before the example being typed.
+func (p *parser) examplesComplete(opener line, start, end int, required bool) {
+	fr := fragment{start: start, end: end, baseLine: p.src.lineOf(start)}
+	root, ok := p.parseYAML(fr)
+	if !ok {
+		return
+	}
+	if isNull(root) || root.Kind == yaml.SequenceNode && len(root.Content) == 0 {
+		if required {
+			p.errorf(p.src.rng(opener.start, opener.end), CodeExamplesNotList,
+				"the Examples block is empty: add at least one example starting with `- id:`")
+		}
+		return
+	}
+	p.checkNodes(fr, root)
+	if root.Kind != yaml.SequenceNode {
+		p.errorf(p.src.lineRange(p.src.lineOf(p.nodeStart(fr, root))), CodeExamplesNotList,
+			"the Examples block must be a YAML list: start each example with `- id:`")
+		return
+	}
+	dashes := make([]int, len(root.Content))
+	for i, item := range root.Content {
+		dashes[i] = p.dashBefore(fr, item)
+	}
+	for i, item := range root.Content {
+		itemEnd := end
+		if i+1 < len(dashes) {
+			itemEnd = dashes[i+1]
+		}
+		itemEnd = dashes[i] + len(strings.TrimRight(p.src.text[dashes[i]:itemEnd], " \t\r\n"))
+		p.example(fr, item, dashes[i], itemEnd)
+	}
+}
+
+// dashBefore finds the "-" that opens a list item: yaml.v3 positions an
+// item at its first key, after the dash and any white space.
+func (p *parser) dashBefore(fr fragment, item *yaml.Node) int {
+	t := p.src.text
+	start := p.nodeStart(fr, item)
+	for i := start - 1; i >= fr.start; i-- {
+		switch t[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '-':
+			return i
+		}
+		break
+	}
+	return start
+}
+
+func (p *parser) example(fr fragment, item *yaml.Node, dash, end int) {
+	lineRange := p.src.rng(dash, p.src.lineEnd(p.src.lineOf(dash)))
+	ex := Example{Range: lineRange, FullRange: p.src.rng(dash, end)}
+	if item.Kind != yaml.MappingNode {
+		p.errorf(lineRange, CodeExampleNotMapping, "each example must be a mapping with `id:` and `input:`")
+		p.agent.Examples = append(p.agent.Examples, ex)
+		return
+	}
+	hasID, hasInput := false, false
+	for i := 0; i+1 < len(item.Content); i += 2 {
+		k, v := item.Content[i], item.Content[i+1]
+		switch k.Value {
+		case "id":
+			hasID = true
+			id, ok := scalar(v)
+			r := p.pairRange(fr, k, v)
+			switch {
+			case !ok || id == "":
+				p.errorf(r, CodeMissingID, "`id` is empty: give the example a unique name")
+			case !idPattern.MatchString(id):
+				p.errorf(r, CodeBadID, "example id "+quote(id)+" is not allowed: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+			default:
+				ex.ID = id
+				if line, dup := p.ids[id]; dup {
+					p.errorf(r, CodeDuplicateID, fmt.Sprintf("example id %s is already used on line %d: ids are unique in a file", quote(id), line))
+				} else {
+					p.ids[id] = r.Start.Line + 1
+				}
+			}
+		case "input":
+			hasInput = true
+			in, ok := scalar(v)
+			r := p.pairRange(fr, k, v)
+			switch {
+			case !ok || in == "":
+				p.errorf(r, CodeMissingInput, "`input` is empty: write the user message to send")
+			case len(in) > MaxInputBytes:
+				p.errorf(r, CodeInputTooLarge, fmt.Sprintf("`input` is %d bytes: shorten it to at most %d bytes (16 KiB)", len(in), MaxInputBytes))
+			default:
+				ex.Input = in
+			}
+		case "assert":
+			ex.Assertions = p.assertions(fr, k, v)
+		case "tools":
+			ex.Tools = p.recordings(fr, k, v)
+		default:
+			p.errorf(p.nodeRange(fr, k), CodeUnknownExampleKey,
+				"unknown example key "+quote(k.Value)+": an example has id, input, assert and tools")
+		}
+	}
+	if !hasID {
+		p.errorf(lineRange, CodeMissingID, "this example has no `id`: add `id:` with a unique name")
+	}
+	if !hasInput {
+		p.errorf(lineRange, CodeMissingInput, "this example has no `input`: add `input:` with the user message to send")
+	}
+	p.agent.Examples = append(p.agent.Examples, ex)
+}
+
+var assertionTypes = "contains, notContains, regex, llmJudge, toolCalled or toolNotCalled"
+
+func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
+	v = resolve(v)
+	if v == nil || v.Kind != yaml.SequenceNode {
+		p.errorf(p.pairRange(fr, k, v), CodeMalformedAssertion, "`assert` must be a list of assertions, such as `- contains: TEXT`")
+		return nil
+	}
+	var out []Assertion
+	for i, entry := range v.Content {
+		entry = resolve(entry)
+		r := p.nodeRange(fr, entry)
+		if entry.Kind != yaml.MappingNode || len(entry.Content) != 2 {
+			p.errorf(r, CodeMalformedAssertion, "write each assertion as exactly one `type: operand` entry, such as `- contains: TEXT`")
+			continue
+		}
+		tk, tv := entry.Content[0], entry.Content[1]
+		a := Assertion{Index: i, Type: AssertionType(tk.Value), Range: p.pairRange(fr, tk, tv)}
+		switch a.Type {
+		case Contains, NotContains, Regex, ToolCalled, ToolNotCalled:
+			s, ok := scalar(tv)
+			if !ok || s == "" || resolve(tv).Kind != yaml.ScalarNode {
+				p.errorf(a.Range, CodeMalformedAssertion, "`"+tk.Value+"` needs one non-empty text operand")
+				continue
+			}
+			a.Value = s
+			switch a.Type {
+			case Regex:
+				if _, err := regexp.Compile(s); err != nil {
+					p.errorf(p.nodeRange(fr, tv), CodeBadRegex, "RE2 rejects this pattern: "+regexReason(err)+"; Go regexps have no backreferences or lookaround")
+					continue
+				}
+			case ToolCalled, ToolNotCalled:
+				if p.toolsKnown && !p.declared[s] {
+					p.errorf(p.nodeRange(fr, tv), CodeAssertUndeclared,
+						"tool "+quote(s)+" is not declared: add it to the frontmatter `tools:` list or fix the name")
+					continue
+				}
+			}
+		case LLMJudge:
+			if !p.judge(fr, tk, tv, &a) {
+				continue
+			}
+		default:
+			p.errorf(p.nodeRange(fr, tk), CodeUnknownAssertion, "unknown assertion type "+quote(tk.Value)+": use "+assertionTypes)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func regexReason(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return string(se.Code) + " in " + quote(se.Expr)
+	}
+	return "the pattern does not compile"
+}
+
+func (p *parser) judge(fr fragment, k, v *yaml.Node, a *Assertion) bool {
+	v = resolve(v)
+	if v == nil || v.Kind != yaml.MappingNode {
+		p.errorf(a.Range, CodeMalformedAssertion, "`llmJudge` needs a mapping with `rubric:` (and optionally judgeModel, threshold)")
+		return false
+	}
+	ok := true
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		jk, jv := v.Content[i], v.Content[i+1]
+		r := p.pairRange(fr, jk, jv)
+		switch jk.Value {
+		case "rubric":
+			s, _ := scalar(jv)
+			if strings.TrimSpace(s) == "" || resolve(jv).Kind != yaml.ScalarNode {
+				p.errorf(r, CodeNoRubric, "`rubric` is empty: say what the judge should look for in the answer")
+				ok = false
+			}
+			a.Rubric = s
+		case "judgeModel":
+			s, isStr := scalar(jv)
+			if !isStr || s == "" {
+				p.errorf(r, CodeMalformedAssertion, "`judgeModel` must be one model name; remove it to judge with the agent's model")
+				ok = false
+			}
+			a.JudgeModel = s
+		case "threshold":
+			n, err := threshold(jv)
+			if err != nil {
+				p.errorf(r, CodeBadThreshold, "`threshold` "+err.Error()+": use a whole number from 0 to 100, or remove it for the default")
+				ok = false
+				continue
+			}
+			a.Threshold = &n
+		default:
+			p.errorf(p.nodeRange(fr, jk), CodeMalformedAssertion, "unknown `llmJudge` key "+quote(jk.Value)+": use rubric, judgeModel and threshold")
+			ok = false
+		}
+	}
+	if a.Rubric == "" && ok {
+		p.errorf(p.nodeRange(fr, k), CodeNoRubric, "`llmJudge` has no `rubric`: add one saying what the judge should look for")
+		ok = false
+	}
+	return ok
+}
+
+func threshold(v *yaml.Node) (int, error) {
+	v = resolve(v)
+	if v == nil || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" {
+		return 0, errors.New("is not an integer")
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(v.Value, "_", ""), 0, 64)
+	if err != nil {
+		var d int
+		if v.Decode(&d) != nil {
+			return 0, errors.New("is not an integer")
+		}
+		n = int64(d)
+	}
+	if n < 0 || n > 100 {
+		return 0, fmt.Errorf("is %d, outside 0..100", n)
+	}
+	return int(n), nil
+}
+
+func (p *parser) recordings(fr fragment, k, v *yaml.Node) []ToolRecording {
+	v = resolve(v)
+	if v == nil || v.Kind != yaml.MappingNode {
+		p.errorf(p.pairRange(fr, k, v), CodeMalformedRecording, "example `tools` must map tool names to recordings: `NAME: {recorded: {calls: [...]}}`")
+		return nil
+	}
+	var out []ToolRecording
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		tk, tv := v.Content[i], v.Content[i+1]
+		r := p.nodeRange(fr, tk)
+		if p.toolsKnown && !p.declared[tk.Value] {
+			p.errorf(r, CodeRecordingUndecl, "recording for tool "+quote(tk.Value)+", which the frontmatter does not declare: add it to `tools:` or fix the name")
+			continue
+		}
+		rec, err := p.recording(tv)
+		if err != "" {
+			p.errorf(p.pairRange(fr, tk, tv), CodeMalformedRecording, "recording for "+quote(tk.Value)+" "+err)
+			continue
+		}
+		rec.Tool, rec.Range = tk.Value, r
+		out = append(out, rec)
+	}
+	return out
+}
+
+// recording reads `{recorded: {calls: [{arguments, result}...]}}`; the
+// returned text says what is wrong, empty when nothing is.
+func (p *parser) recording(v *yaml.Node) (ToolRecording, string) {
+	const shape = "must be `recorded: {calls: [{arguments: ..., result: ...}]}` (`calls: []` while pending)"
+	v = resolve(v)
+	if v == nil || v.Kind != yaml.MappingNode || len(v.Content) != 2 || v.Content[0].Value != "recorded" {
+		return ToolRecording{}, shape
+	}
+	rec := resolve(v.Content[1])
+	if rec == nil || rec.Kind != yaml.MappingNode || len(rec.Content) != 2 || rec.Content[0].Value != "calls" {
+		return ToolRecording{}, shape
+	}
+	calls := resolve(rec.Content[1])
+	if calls == nil || calls.Kind != yaml.SequenceNode {
+		return ToolRecording{}, shape
+	}
+	out := ToolRecording{Pending: len(calls.Content) == 0}
+	for _, c := range calls.Content {
+		c = resolve(c)
+		if c == nil || c.Kind != yaml.MappingNode {
+			return ToolRecording{}, "has a call that is not a mapping of `arguments` and `result`"
+		}
+		var call RecordedCall
+		for i := 0; i+1 < len(c.Content); i += 2 {
+			js, err := toJSON(c.Content[i+1])
+			if err != nil {
+				return ToolRecording{}, "has a value with no JSON form: " + err.Error()
+			}
+			switch c.Content[i].Value {
+			case "arguments":
+				call.Arguments = js
+			case "result":
+				call.Result = js
+			default:
+				return ToolRecording{}, "has a call key " + quote(c.Content[i].Value) + ": a call has only `arguments` and `result`"
+			}
+		}
+		if call.Arguments == "" || call.Result == "" {
+			return ToolRecording{}, "has a call without `arguments` or `result`: give both"
+		}
+		out.Calls = append(out.Calls, call)
+	}
+	return out, ""
+}
