@@ -1,0 +1,637 @@
+// Package journal owns kmx's run journals: one private SQLite file per
+// invocation under <state>/local-preview/journals, a hash-chained table of
+// records that every turn writes, and the OS lock that marks a run as still
+// executing. It is the only package in kmx that imports database/sql.
+//
+// It never interprets a turn (the Sessions client decides what a complete,
+// replayable turn is), never decides which runs to keep, and never stores a
+// credential: callers refuse credential-bearing content before a journal is
+// created.
+//
+// Durability: records are committed in WAL mode with synchronous=NORMAL, so a
+// killed process (kill -9, a crash) loses no record whose Append returned.
+// Power loss or an OS crash may lose the last records; that is not certified.
+package journal
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/state"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Label is the label every run carries.
+const Label = "local preview"
+
+// StoreVersion is the version of the journal's table layout (meta and
+// records), distinct from SchemaVersion, the version of record payloads.
+const StoreVersion = 1
+
+// Run statuses recorded by Finish.
+const (
+	StatusFinished  = "finished"
+	StatusCancelled = "cancelled"
+	StatusFailed    = "failed"
+)
+
+// pageSize is chosen for bytes per turn: see docs/benchmarks.md "Journal".
+const pageSize = 4096
+
+// maxPayload bounds one record; the largest legitimate payloads (a 1 MiB
+// model reply plus the agent's instructions) stay well below it.
+const maxPayload = 8 << 20
+
+// RunMeta describes the invocation a journal belongs to.
+type RunMeta struct {
+	KmxVersion    string
+	AgentID       string
+	AgentRevision string
+	Command       string // "run" or "test" (or another lower-case command name)
+	Label         string // always Label; empty means Label
+}
+
+func (m RunMeta) normalize() (RunMeta, error) {
+	if m.Label == "" {
+		m.Label = Label
+	}
+	if m.Label != Label {
+		return m, fmt.Errorf("journal label is %q: every run is labeled %q", m.Label, Label)
+	}
+	if m.KmxVersion == "" || m.AgentID == "" || m.AgentRevision == "" {
+		return m, fmt.Errorf("journal meta needs the kmx version, agent ID and agent revision (got %q, %q, %q)", m.KmxVersion, m.AgentID, m.AgentRevision)
+	}
+	if m.Command == "" || strings.Trim(m.Command, "abcdefghijklmnopqrstuvwxyz-") != "" {
+		return m, fmt.Errorf("journal command is %q: use a lower-case command name such as \"run\" or \"test\"", m.Command)
+	}
+	return m, nil
+}
+
+// Record is one journal entry. Seq is assigned by Append and ignored on input.
+type Record struct {
+	Seq       int64
+	SessionID string
+	Turn      int
+	Kind      Kind
+	Version   int
+	Payload   []byte
+}
+
+func (r Record) validate() error {
+	switch {
+	case r.SessionID == "":
+		return errors.New("journal record has no session ID")
+	case r.Kind == "":
+		return errors.New("journal record has no kind")
+	case r.Turn < 0:
+		return fmt.Errorf("journal record %s has negative turn %d", r.Kind, r.Turn)
+	case r.Version < 1:
+		return fmt.Errorf("journal record %s has version %d: versions start at 1", r.Kind, r.Version)
+	case len(r.Payload) > maxPayload:
+		return fmt.Errorf("journal record %s is %d bytes, over the %d-byte limit", r.Kind, len(r.Payload), maxPayload)
+	}
+	return nil
+}
+
+// ErrTampered is matched (errors.Is) by every broken-chain error. Callers
+// treat it as "not a pass", never as a pass with a warning.
+var ErrTampered = errors.New("journal hash chain is broken")
+
+// ErrClosed is returned by a Journal after Finish or Close.
+var ErrClosed = errors.New("journal is closed")
+
+// errLocked is what lockFile returns when another holder has the lock.
+var errLocked = errors.New("run lock is held")
+
+// TamperedError says where the chain broke.
+type TamperedError struct {
+	RunID  string
+	Seq    int64
+	Reason string
+}
+
+func (e *TamperedError) Error() string {
+	return fmt.Sprintf("journal %s was altered at record %d (%s): its records cannot be trusted", e.RunID, e.Seq, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrTampered) true.
+func (e *TamperedError) Is(target error) bool { return target == ErrTampered }
+
+// Hash is the chain hash of r after the record whose hash is prev (all zero
+// for the first record). Every field is length-prefixed or fixed-width, so
+// no two different records hash the same input.
+func Hash(prev [32]byte, r Record) [32]byte {
+	h := sha256.New()
+	var b [8]byte
+	putInt := func(v int64) {
+		binary.BigEndian.PutUint64(b[:], uint64(v))
+		h.Write(b[:])
+	}
+	putBytes := func(p []byte) {
+		putInt(int64(len(p)))
+		h.Write(p)
+	}
+	h.Write([]byte("kmx.journal.v1\x00"))
+	h.Write(prev[:])
+	putInt(r.Seq)
+	putBytes([]byte(r.SessionID))
+	putInt(int64(r.Turn))
+	putBytes([]byte(r.Kind))
+	putInt(int64(r.Version))
+	putBytes(r.Payload)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// Journal is one run's journal, either being written (Create) or retained
+// and opened for reading (Open). Its methods are safe for concurrent use.
+type Journal struct {
+	dir, id, dbPath string
+	meta            RunMeta
+	status          string // as read by Open; "" while running or after a crash
+	readOnly        bool
+
+	mu     sync.Mutex
+	db     *sql.DB
+	insert *sql.Stmt
+	lock   *os.File // held while the run executes; nil for Open
+	closed bool
+	// The chain head: the last record written (Create) or the head recorded
+	// by Finish (Open of a finished run; haveHead false otherwise).
+	lastSeq  int64
+	lastHash [32]byte
+	haveHead bool
+}
+
+// Dir is where the journals of the state folder stateRoot live.
+func Dir(stateRoot string) string {
+	return filepath.Join(stateRoot, "local-preview", "journals")
+}
+
+// EnsureDir makes stateRoot, local-preview and journals exist as private
+// directories (see state.EnsurePrivateDir) and returns the journals folder.
+// Call it before Create: Create only checks the folder it is given.
+func EnsureDir(stateRoot string) (string, error) {
+	d, err := state.EnsurePrivateDir(stateRoot, "local-preview", "journals")
+	if err != nil {
+		return "", fmt.Errorf("prepare the journal folder: %w", err)
+	}
+	return d, nil
+}
+
+// Create starts a new run journal in dir, which must already be a private
+// directory (EnsureDir makes it one; t.TempDir() already is). It takes the
+// run's OS lock before the database exists, creates the database private
+// from its first instant, and records meta with the store version.
+func Create(ctx context.Context, dir string, meta RunMeta) (*Journal, error) {
+	meta, err := meta.normalize()
+	if err != nil {
+		return nil, err
+	}
+	if err := state.CheckPrivateDir(dir); err != nil {
+		return nil, fmt.Errorf("create journal: %w", err)
+	}
+	id, err := newRunID(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	j := &Journal{dir: dir, id: id, dbPath: filepath.Join(dir, id+".db"), meta: meta}
+	ok := false
+	defer func() {
+		if !ok {
+			j.abandon()
+		}
+	}()
+
+	j.lock, err = state.CreatePrivateFile(filepath.Join(dir, id+".lock"))
+	if err != nil {
+		return nil, fmt.Errorf("create journal %s: %w", id, err)
+	}
+	if err := lockFile(j.lock); err != nil {
+		return nil, fmt.Errorf("create journal %s: %w", id, err)
+	}
+	// A companion that exists before the database does was not made by
+	// SQLite for this run; opening it could adopt foreign content.
+	for _, c := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := os.Lstat(j.dbPath + c); !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("create journal %s: %s%s already exists; move it aside", id, j.dbPath, c)
+		}
+	}
+	f, err := state.CreatePrivateFile(j.dbPath)
+	if err != nil {
+		return nil, fmt.Errorf("create journal %s: %w", id, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("create journal %s: %w", id, err)
+	}
+	if j.db, err = openDB(j.dbPath, false); err != nil {
+		return nil, fmt.Errorf("create journal %s: %w", id, err)
+	}
+	if err := j.initSchema(ctx); err != nil {
+		return nil, fmt.Errorf("create journal %s: %w", id, err)
+	}
+	// SQLite gives -wal and -shm the database's mode; check rather than trust.
+	for _, c := range []string{"-wal", "-shm"} {
+		if err := state.CheckPrivateFile(j.dbPath + c); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("create journal %s: %w", id, err)
+		}
+	}
+	j.insert, err = j.db.PrepareContext(ctx, `INSERT INTO records
+		(seq, session_id, turn, kind, version, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("create journal %s: prepare append: %w", id, err)
+	}
+	j.haveHead = true
+	ok = true
+	return j, nil
+}
+
+func (j *Journal) initSchema(ctx context.Context) error {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("write schema: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	stmts := []string{
+		`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
+		`CREATE TABLE records (
+			seq INTEGER PRIMARY KEY,
+			session_id TEXT NOT NULL,
+			turn INTEGER NOT NULL,
+			kind TEXT NOT NULL,
+			version INTEGER NOT NULL,
+			payload BLOB NOT NULL,
+			prev_hash BLOB NOT NULL,
+			hash BLOB NOT NULL)`,
+	}
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("write schema: %w", err)
+		}
+	}
+	kv := [][2]string{
+		{"store_version", strconv.Itoa(StoreVersion)},
+		{"run_id", j.id},
+		{"label", j.meta.Label},
+		{"kmx_version", j.meta.KmxVersion},
+		{"agent_id", j.meta.AgentID},
+		{"agent_revision", j.meta.AgentRevision},
+		{"command", j.meta.Command},
+	}
+	for _, p := range kv {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)`, p[0], p[1]); err != nil {
+			return fmt.Errorf("write meta: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("write schema: %w", err)
+	}
+	return nil
+}
+
+// openDB opens an existing database file (mode=rw never creates one) on a
+// single connection, so the pragmas below hold for every statement and the
+// chain is written in one order.
+func openDB(path string, readOnly bool) (*sql.DB, error) {
+	q := url.Values{}
+	q.Set("mode", "rw")
+	q.Set("_busy_timeout", "5000")
+	if readOnly {
+		q.Set("_query_only", "1")
+	} else {
+		q.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
+		q.Set("_journal_mode", "WAL")
+		q.Set("_synchronous", "NORMAL")
+	}
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive path: file:///C:/...
+	}
+	dsn := (&url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxLifetime(0)
+	if err := db.Ping(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return db, nil
+}
+
+// abandon undoes a Create that failed: nothing was recorded, so nothing is
+// kept.
+func (j *Journal) abandon() {
+	if j.insert != nil {
+		_ = j.insert.Close()
+	}
+	if j.db != nil {
+		_ = j.db.Close()
+		for _, c := range []string{"-wal", "-shm", "-journal"} {
+			_ = os.Remove(j.dbPath + c)
+		}
+		_ = os.Remove(j.dbPath)
+	}
+	if j.lock != nil {
+		_ = releaseLock(j.lock)
+	}
+	j.closed = true
+}
+
+// newRunID is the UTC time with nanoseconds (fixed width, so names sort in
+// creation order) and 8 random hex digits.
+func newRunID(now time.Time) (string, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make a run ID: %w", err)
+	}
+	return now.UTC().Format("20060102T150405.000000000Z") + "-" + hex.EncodeToString(b[:]), nil
+}
+
+// ValidRunID reports whether id has the exact shape Create makes, so an ID
+// from a user or a file name can never reach outside the journal folder.
+func ValidRunID(id string) bool {
+	const shape = "dddddddd" + "T" + "dddddd" + "." + "ddddddddd" + "Z-" + "hhhhhhhh"
+	if len(id) != len(shape) {
+		return false
+	}
+	for i := 0; i < len(shape); i++ {
+		c := id[i]
+		switch shape[i] {
+		case 'd':
+			if c < '0' || c > '9' {
+				return false
+			}
+		case 'h':
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		default:
+			if c != shape[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ID is the run ID: the journal's file name without ".db".
+func (j *Journal) ID() string { return j.id }
+
+// Path is the database file.
+func (j *Journal) Path() string { return j.dbPath }
+
+// Meta is the run's meta as created or as read by Open.
+func (j *Journal) Meta() RunMeta { return j.meta }
+
+// Status is the status Finish recorded, as read by Open: "" for a journal
+// being written, or one whose run never finished (still running or crashed).
+func (j *Journal) Status() string { return j.status }
+
+// Append commits r as the next record and returns its sequence number. The
+// record is durable against a process kill when Append returns.
+func (j *Journal) Append(ctx context.Context, r Record) (int64, error) {
+	if err := r.validate(); err != nil {
+		return 0, err
+	}
+	if r.Payload == nil {
+		r.Payload = []byte{} // NULL is not a payload
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return 0, fmt.Errorf("append to journal %s: %w", j.id, ErrClosed)
+	}
+	if j.readOnly {
+		return 0, fmt.Errorf("append to journal %s: it was opened for reading", j.id)
+	}
+	r.Seq = j.lastSeq + 1
+	h := Hash(j.lastHash, r)
+	_, err := j.insert.ExecContext(ctx, r.Seq, r.SessionID, r.Turn, string(r.Kind), r.Version, r.Payload, j.lastHash[:], h[:])
+	if err != nil && !j.committed(r.Seq, h) {
+		return 0, fmt.Errorf("append %s record to journal %s: %w", r.Kind, j.id, err)
+	}
+	j.lastSeq, j.lastHash = r.Seq, h
+	return r.Seq, nil
+}
+
+// committed reports whether the record (seq, h) is in the database after an
+// Append error: a cancellation can race with a commit that already happened,
+// and the chain head must follow what is on disk.
+func (j *Journal) committed(seq int64, h [32]byte) bool {
+	var got []byte
+	err := j.db.QueryRowContext(context.Background(), `SELECT hash FROM records WHERE seq = ?`, seq).Scan(&got)
+	return err == nil && string(got) == string(h[:])
+}
+
+// Records returns the records of sessionID ("" for every record) in seq
+// order, after verifying the hash chain of the whole journal. A broken chain
+// returns an error matching ErrTampered and no records.
+func (j *Journal) Records(ctx context.Context, sessionID string) ([]Record, error) {
+	all, err := j.verified(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if sessionID == "" {
+		return all, nil
+	}
+	var out []Record
+	for _, r := range all {
+		if r.SessionID == sessionID {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Sessions returns the session IDs in the journal in the order they were
+// first written (placement order), after verifying the chain.
+func (j *Journal) Sessions(ctx context.Context) ([]string, error) {
+	all, err := j.verified(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool)
+	var out []string
+	for _, r := range all {
+		if !seen[r.SessionID] {
+			seen[r.SessionID] = true
+			out = append(out, r.SessionID)
+		}
+	}
+	return out, nil
+}
+
+// Verify runs SQLite's integrity check and verifies the hash chain.
+func (j *Journal) Verify(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return fmt.Errorf("verify journal %s: %w", j.id, ErrClosed)
+	}
+	var res string
+	if err := j.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
+		return fmt.Errorf("verify journal %s: %w", j.id, err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("verify journal %s: the database is damaged (%s)", j.id, res)
+	}
+	_, err := j.readChainLocked(ctx)
+	return err
+}
+
+func (j *Journal) verified(ctx context.Context) ([]Record, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, ErrClosed)
+	}
+	return j.readChainLocked(ctx)
+}
+
+func (j *Journal) readChainLocked(ctx context.Context) ([]Record, error) {
+	rows, err := j.db.QueryContext(ctx, `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash
+		FROM records ORDER BY seq`)
+	if err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	defer rows.Close()
+	var (
+		out  []Record
+		prev [32]byte
+		seq  int64
+	)
+	for rows.Next() {
+		var (
+			r              Record
+			kind           string
+			prevHash, hash []byte
+		)
+		if err := rows.Scan(&r.Seq, &r.SessionID, &r.Turn, &kind, &r.Version, &r.Payload, &prevHash, &hash); err != nil {
+			return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+		}
+		r.Kind = Kind(kind)
+		switch {
+		case r.Seq != seq+1:
+			return nil, &TamperedError{RunID: j.id, Seq: r.Seq, Reason: fmt.Sprintf("record %d is missing", seq+1)}
+		case string(prevHash) != string(prev[:]):
+			return nil, &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "it does not follow the record before it"}
+		}
+		h := Hash(prev, r)
+		if string(hash) != string(h[:]) {
+			return nil, &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "its content does not match its hash"}
+		}
+		out = append(out, r)
+		prev, seq = h, r.Seq
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	if j.haveHead && (seq != j.lastSeq || prev != j.lastHash) {
+		return nil, &TamperedError{RunID: j.id, Seq: seq, Reason: fmt.Sprintf("the journal ends at record %d, but %d were written", seq, j.lastSeq)}
+	}
+	return out, nil
+}
+
+// Finish records the run's status ("finished", "cancelled" or "failed") and
+// the chain head, checkpoints the WAL into the database, closes it, and
+// releases and removes the run lock. It writes even when ctx is already
+// cancelled: recording that a run was cancelled is the point. The Journal is
+// closed afterwards whether or not Finish succeeded.
+func (j *Journal) Finish(ctx context.Context, status string) error {
+	switch status {
+	case StatusFinished, StatusCancelled, StatusFailed:
+	default:
+		return fmt.Errorf("finish journal %s: status %q is not one of %q, %q, %q", j.id, status, StatusFinished, StatusCancelled, StatusFailed)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return fmt.Errorf("finish journal %s: %w", j.id, ErrClosed)
+	}
+	if j.readOnly {
+		return fmt.Errorf("finish journal %s: it was opened for reading", j.id)
+	}
+	ctx = context.WithoutCancel(ctx)
+	err := j.writeHead(ctx, status)
+	if err == nil {
+		// TRUNCATE leaves a zero-length WAL, so the retained journal is one
+		// self-contained file even before the connection closes.
+		var busy, logFrames, done int
+		err = j.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done)
+		if err == nil && busy != 0 {
+			err = errors.New("the checkpoint was blocked")
+		}
+	}
+	closeErr := j.closeLocked()
+	if err = errors.Join(err, closeErr); err != nil {
+		return fmt.Errorf("finish journal %s: %w", j.id, err)
+	}
+	return nil
+}
+
+func (j *Journal) writeHead(ctx context.Context, status string) error {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	kv := [][2]string{
+		{"status", status},
+		{"finished_at", time.Now().UTC().Format(time.RFC3339Nano)},
+		{"head_seq", strconv.FormatInt(j.lastSeq, 10)},
+		{"head_hash", hex.EncodeToString(j.lastHash[:])},
+	}
+	for _, p := range kv {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, p[0], p[1]); err != nil {
+			return fmt.Errorf("record status: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// Close releases the journal without recording a status (an error path, or
+// a journal opened for reading). It is idempotent and safe after Finish. A
+// run closed this way looks like a crashed one: no status, no lock.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	if err := j.closeLocked(); err != nil {
+		return fmt.Errorf("close journal %s: %w", j.id, err)
+	}
+	return nil
+}
+
+func (j *Journal) closeLocked() error {
+	j.closed = true
+	var errs []error
+	if j.insert != nil {
+		errs = append(errs, j.insert.Close())
+	}
+	errs = append(errs, j.db.Close())
+	if j.lock != nil {
+		errs = append(errs, releaseLock(j.lock))
+	}
+	return errors.Join(errs...)
+}

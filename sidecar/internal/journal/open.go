@@ -1,0 +1,149 @@
+package journal
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/kmxdev/kmx/sidecar/internal/state"
+)
+
+// Open opens an existing retained journal for reading: inspection and
+// verification. It never creates a journal, refuses a missing database or
+// one that is not private, and refuses a run ID that is not exactly the shape
+// Create makes, so no ID can name a path outside dir.
+//
+// SQLite needs its -wal and -shm companions to read a WAL database; a missing
+// one is created private before SQLite opens the file, so nothing in the
+// folder is ever broader than 0600. Statements on the connection are
+// read-only (query_only); SQLite may still fold a crashed run's WAL into the
+// database when the last connection closes, which changes no record.
+func Open(ctx context.Context, dir, runID string) (*Journal, error) {
+	if !ValidRunID(runID) {
+		return nil, fmt.Errorf("open journal: %q is not a run ID (expected a name like 20261130T162341.123456789Z-0a1b2c3d)", runID)
+	}
+	if err := state.CheckPrivateDir(dir); err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", runID, err)
+	}
+	j := &Journal{dir: dir, id: runID, dbPath: filepath.Join(dir, runID+".db"), readOnly: true}
+	if err := state.CheckPrivateFile(j.dbPath); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("open journal %s: there is no such run in %s", runID, dir)
+		}
+		return nil, fmt.Errorf("open journal %s: %w", runID, err)
+	}
+	for _, c := range []string{"-wal", "-shm"} {
+		err := state.CheckPrivateFile(j.dbPath + c)
+		if errors.Is(err, fs.ErrNotExist) {
+			var f *os.File
+			f, err = state.CreatePrivateFile(j.dbPath + c)
+			if errors.Is(err, fs.ErrExist) {
+				// Its run made it just now; judge it like any existing one.
+				err = state.CheckPrivateFile(j.dbPath + c)
+			} else if err == nil {
+				err = f.Close()
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open journal %s: %w", runID, err)
+		}
+	}
+	db, err := openDB(j.dbPath, true)
+	if err != nil {
+		return nil, fmt.Errorf("open journal %s: %w", runID, err)
+	}
+	j.db = db
+	if err := j.readMeta(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open journal %s: %w", runID, err)
+	}
+	return j, nil
+}
+
+func (j *Journal) readMeta(ctx context.Context) error {
+	rows, err := j.db.QueryContext(ctx, `SELECT key, value FROM meta`)
+	if err != nil {
+		return fmt.Errorf("read meta: %w", err)
+	}
+	defer rows.Close()
+	m := make(map[string]string)
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return fmt.Errorf("read meta: %w", err)
+		}
+		m[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read meta: %w", err)
+	}
+	if v := m["store_version"]; v != strconv.Itoa(StoreVersion) {
+		return fmt.Errorf("journal store version is %q; this kmx reads version %d only", v, StoreVersion)
+	}
+	if m["run_id"] != j.id {
+		return fmt.Errorf("the database records run ID %q, not %q: it was renamed or copied", m["run_id"], j.id)
+	}
+	j.meta = RunMeta{
+		KmxVersion:    m["kmx_version"],
+		AgentID:       m["agent_id"],
+		AgentRevision: m["agent_revision"],
+		Command:       m["command"],
+		Label:         m["label"],
+	}
+	j.status = m["status"]
+	if j.status == "" {
+		return nil // running or crashed: no recorded head to check against
+	}
+	seq, err := strconv.ParseInt(m["head_seq"], 10, 64)
+	if err != nil {
+		return fmt.Errorf("the recorded chain head %q is not a number", m["head_seq"])
+	}
+	h, err := hex.DecodeString(m["head_hash"])
+	if err != nil || len(h) != len(j.lastHash) {
+		return fmt.Errorf("the recorded chain head hash %q is malformed", m["head_hash"])
+	}
+	j.lastSeq = seq
+	copy(j.lastHash[:], h)
+	j.haveHead = true
+	return nil
+}
+
+// IsLocked reports whether the run runID in dir still holds its OS lock,
+// that is, whether it is executing in this or another process. A missing
+// lock file means the run finished (or never started); a lock file whose
+// lock is free means the run ended without Finish (a crash).
+func IsLocked(dir, runID string) (bool, error) {
+	if !ValidRunID(runID) {
+		return false, fmt.Errorf("check run lock: %q is not a run ID", runID)
+	}
+	p := filepath.Join(dir, runID+".lock")
+	if err := state.CheckPrivateFile(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("check run lock: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil // released between the check and the open
+		}
+		return false, fmt.Errorf("check run lock: %w", err)
+	}
+	defer f.Close()
+	switch err := lockFile(f); {
+	case errors.Is(err, errLocked):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("check run lock: %w", err)
+	}
+	if err := unlockFile(f); err != nil {
+		return false, fmt.Errorf("check run lock: %w", err)
+	}
+	return false, nil
+}

@@ -1,0 +1,63 @@
+//go:build unix
+
+package state
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+func mkdirPrivate(p string) error { return os.Mkdir(p, 0o700) }
+
+func createPrivate(p string) (*os.File, error) {
+	// O_EXCL with O_CREATE also refuses a pre-placed symlink at p.
+	return os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
+func checkDir(p string, fi fs.FileInfo) error {
+	if err := checkCommon(p, fi); err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return unsafeKind(p, "is not a directory")
+	}
+	// Group/other bits expose it; missing owner bits would make kmx fail
+	// later in a less clear way, so both are refused here.
+	if fi.Mode().Perm() != 0o700 {
+		return unsafeMode(p, fi.Mode(), "0700")
+	}
+	return nil
+}
+
+func checkFile(p string, fi fs.FileInfo) error {
+	if err := checkCommon(p, fi); err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return unsafeKind(p, "is not a regular file")
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 || perm&0o600 != 0o600 {
+		return unsafeMode(p, fi.Mode(), "0600")
+	}
+	return nil
+}
+
+func checkCommon(p string, fi fs.FileInfo) error {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return unsafeKind(p, "is a symbolic link, which could redirect kmx's private state")
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("check state path %s: no owner information", p)
+	}
+	if uid := os.Getuid(); int(st.Uid) != uid {
+		return &UnsafeError{
+			Path:    p,
+			Problem: fmt.Sprintf("is owned by uid %d, not by you (uid %d)", st.Uid, uid),
+			Fix:     "set KMX_HOME to a folder you own",
+		}
+	}
+	return nil
+}
