@@ -1,0 +1,121 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/kmxdev/kmx/sidecar/internal/harness"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+)
+
+// bufSize is the in-memory listener's buffer: far above any turn's messages
+// (model requests and replies are capped at 1 MiB by the routes).
+const bufSize = 4 << 20
+
+// Options configures an embedded Sessions service.
+type Options struct {
+	// Journal is the run's journal; every session and turn is written there.
+	Journal *journal.Journal
+	// Resolve gives the chat harness its live models. Replay never uses it.
+	Resolve harness.Resolver
+}
+
+// Embedded is a Sessions service and its chat harness, each served on its
+// own in-memory gRPC listener inside this process.
+type Embedded struct {
+	harnessSrv   *grpc.Server
+	sessionsSrv  *grpc.Server
+	harnessConn  *grpc.ClientConn
+	sessionsConn *grpc.ClientConn
+	client       sessionspb.SessionsClient
+	serving      sync.WaitGroup
+	closeOnce    sync.Once
+}
+
+// Start serves the chat harness and the Sessions service on two bufconn
+// listeners and connects a Sessions client to them. Close stops both.
+func Start(ctx context.Context, opts Options) (*Embedded, error) {
+	if opts.Journal == nil {
+		return nil, errors.New("start sessions: no journal: open the run's journal first")
+	}
+	if opts.Resolve == nil {
+		return nil, errors.New("start sessions: no model resolver")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start sessions: %w", err)
+	}
+	e := &Embedded{}
+
+	harnessLis := bufconn.Listen(bufSize)
+	e.harnessSrv = grpc.NewServer()
+	sessionspb.RegisterHarnessServer(e.harnessSrv, harness.New(opts.Resolve))
+	e.serve(e.harnessSrv, harnessLis)
+	hc, err := dialBuf(harnessLis)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("start sessions: connect to the chat harness: %w", err)
+	}
+	e.harnessConn = hc
+
+	sessionsLis := bufconn.Listen(bufSize)
+	e.sessionsSrv = grpc.NewServer()
+	sessionspb.RegisterSessionsServer(e.sessionsSrv, newService(opts.Journal, sessionspb.NewHarnessClient(hc)))
+	e.serve(e.sessionsSrv, sessionsLis)
+	sc, err := dialBuf(sessionsLis)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("start sessions: connect to the sessions service: %w", err)
+	}
+	e.sessionsConn = sc
+	e.client = sessionspb.NewSessionsClient(sc)
+	return e, nil
+}
+
+// Client returns the Sessions client connected to this service.
+func (e *Embedded) Client() sessionspb.SessionsClient { return e.client }
+
+// Close stops both services and their connections. Turns still running are
+// cancelled. Calling Close again does nothing.
+func (e *Embedded) Close() {
+	e.closeOnce.Do(func() {
+		if e.sessionsConn != nil {
+			_ = e.sessionsConn.Close()
+		}
+		if e.sessionsSrv != nil {
+			e.sessionsSrv.Stop()
+		}
+		if e.harnessConn != nil {
+			_ = e.harnessConn.Close()
+		}
+		if e.harnessSrv != nil {
+			e.harnessSrv.Stop()
+		}
+		e.serving.Wait()
+	})
+}
+
+func (e *Embedded) serve(srv *grpc.Server, lis *bufconn.Listener) {
+	e.serving.Add(1)
+	go func() {
+		defer e.serving.Done()
+		// Serve returns when Stop closes the listener; there is no other
+		// way for an in-memory listener to fail.
+		_ = srv.Serve(lis)
+	}()
+}
+
+// dialBuf connects to an in-memory listener. passthrough:/// keeps the
+// target from ever being resolved as a network name.
+func dialBuf(lis *bufconn.Listener) (*grpc.ClientConn, error) {
+	return grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+}

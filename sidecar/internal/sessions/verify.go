@@ -1,0 +1,239 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kmxdev/kmx/sidecar/internal/harness"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+)
+
+// Fixed reasons VerifyTurn gives. Each names the first check that failed;
+// none echoes journal content.
+const (
+	ReasonTampered         = "journal tampered"
+	ReasonUnreadable       = "journal unreadable"
+	ReasonMissingPrefix    = "record missing: "
+	ReasonDuplicatePrefix  = "record duplicated: "
+	ReasonMalformedPrefix  = "record malformed: "
+	ReasonVersionPrefix    = "record version unsupported: "
+	ReasonUnknownKind      = "record kind unknown"
+	ReasonOutOfOrder       = "records out of order"
+	ReasonSessionMismatch  = "session identity differs"
+	ReasonModelMismatch    = "model identity differs"
+	ReasonTurnMismatch     = "turn numbers differ"
+	ReasonNotCompleted     = "turn not completed"
+	ReasonNotReplayable    = "harness cannot replay this turn"
+	ReasonReplayLiveCall   = "replay attempted a live model call"
+	ReasonReplayIncomplete = "replay did not complete"
+	ReasonReplayRequest    = "replay request differs"
+	ReasonReplayAnswer     = "replay answer differs"
+)
+
+// journaledTurn is one turn's five records, decoded and checked for shape.
+type journaledTurn struct {
+	placed     journal.SessionPlaced
+	started    journal.TurnStarted
+	request    journal.ModelRequest
+	completion journal.ModelCompletion
+	terminal   journal.TurnTerminal
+	// requestJSON and completionJSON are the payloads exactly as journaled:
+	// replay receives these bytes, not a re-encoding of them.
+	requestJSON    []byte
+	completionJSON []byte
+}
+
+func (s *service) VerifyTurn(ctx context.Context, req *sessionspb.VerifyTurnRequest) (*sessionspb.VerifyTurnResponse, error) {
+	if req.GetSessionId() == "" || req.GetTurn() < 1 {
+		return nil, status.Error(codes.InvalidArgument, "verify turn: give a session_id and a turn number from 1")
+	}
+	recs, err := s.readSession(ctx, req.GetSessionId())
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+		if isTampered(err) {
+			return refuse(ReasonTampered, 0), nil
+		}
+		return refuse(ReasonUnreadable, 0), nil
+	}
+	jt, n, reason := collectTurn(recs, req.GetSessionId(), int(req.GetTurn()))
+	if reason != "" {
+		return refuse(reason, n), nil
+	}
+	return s.replay(ctx, jt, n)
+}
+
+func refuse(reason string, records int) *sessionspb.VerifyTurnResponse {
+	return &sessionspb.VerifyTurnResponse{Verified: false, Reason: reason, Records: int32(records)}
+}
+
+// collectTurn finds the session's placement and the requested turn's four
+// records among a session's records (in journal order), decodes each
+// strictly and checks that they belong together. It returns the number of
+// the turn's records found and, when they do not form a complete turn, the
+// reason.
+func collectTurn(recs []journal.Record, sessionID string, turn int) (journaledTurn, int, string) {
+	var jt journaledTurn
+	var found [len(journal.TurnKinds)]bool
+	last := -1 // index in TurnKinds of the last record taken, for order
+	n := 0
+	for i, r := range recs {
+		if r.Version != journal.SchemaVersion {
+			return jt, n, ReasonVersionPrefix + string(r.Kind)
+		}
+		idx := kindIndex(r.Kind)
+		if idx < 0 {
+			return jt, n, ReasonUnknownKind
+		}
+		var recTurn int
+		var err error
+		switch r.Kind {
+		case journal.KindSessionPlaced:
+			if i != 0 || found[idx] {
+				return jt, n, ReasonOutOfOrder
+			}
+			err = journal.Decode(r.Payload, &jt.placed)
+			recTurn = turn // the placement belongs to every turn
+			if r.Turn != 0 {
+				return jt, n, ReasonTurnMismatch
+			}
+		case journal.KindTurnStarted:
+			var v journal.TurnStarted
+			err, recTurn = journal.Decode(r.Payload, &v), v.Turn
+			if err == nil && v.Turn == turn {
+				jt.started = v
+			}
+		case journal.KindModelRequest:
+			var v journal.ModelRequest
+			err, recTurn = journal.Decode(r.Payload, &v), v.Turn
+			if err == nil && v.Turn == turn {
+				jt.request, jt.requestJSON = v, r.Payload
+			}
+		case journal.KindModelCompletion:
+			var v journal.ModelCompletion
+			err, recTurn = journal.Decode(r.Payload, &v), v.Turn
+			if err == nil && v.Turn == turn {
+				jt.completion, jt.completionJSON = v, r.Payload
+			}
+		case journal.KindTurnTerminal:
+			var v journal.TurnTerminal
+			err, recTurn = journal.Decode(r.Payload, &v), v.Turn
+			if err == nil && v.Turn == turn {
+				jt.terminal = v
+			}
+		}
+		if err != nil {
+			return jt, n, ReasonMalformedPrefix + string(r.Kind)
+		}
+		if r.Kind != journal.KindSessionPlaced && r.Turn != recTurn {
+			return jt, n, ReasonTurnMismatch
+		}
+		if recTurn != turn {
+			continue
+		}
+		if found[idx] {
+			return jt, n, ReasonDuplicatePrefix + string(r.Kind)
+		}
+		if idx < last {
+			return jt, n, ReasonOutOfOrder
+		}
+		found[idx], last = true, idx
+		n++
+	}
+	for i, k := range journal.TurnKinds {
+		if !found[i] {
+			return jt, n, ReasonMissingPrefix + string(k)
+		}
+	}
+	return jt, n, checkTurn(jt, sessionID)
+}
+
+// checkTurn checks the decoded records agree with each other.
+func checkTurn(jt journaledTurn, sessionID string) string {
+	if jt.placed.SessionID != sessionID {
+		return ReasonSessionMismatch
+	}
+	if jt.started.Model != jt.placed.Model || jt.request.Model != jt.placed.Model.Model {
+		return ReasonModelMismatch
+	}
+	if jt.terminal.State != journal.StateCompleted {
+		return ReasonNotCompleted
+	}
+	if jt.placed.Harness != harness.Chat {
+		return ReasonNotReplayable
+	}
+	return ""
+}
+
+func kindIndex(k journal.Kind) int {
+	for i, tk := range journal.TurnKinds {
+		if tk == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// replay runs the journaled turn through its harness with a model that
+// answers only from the recorded completion, over the same gRPC contract a
+// live turn uses, and compares what comes back with the journal.
+func (s *service) replay(ctx context.Context, jt journaledTurn, n int) (*sessionspb.VerifyTurnResponse, error) {
+	stream, err := s.harness.Turn(ctx, &sessionspb.HarnessTurnRequest{
+		SessionId: jt.placed.SessionID, Harness: jt.placed.Harness, Purpose: jt.placed.Purpose,
+		Turn:         int32(jt.started.Turn),
+		Model:        &sessionspb.ModelIdentity{Route: jt.placed.Model.Route, Model: jt.placed.Model.Model},
+		Instructions: jt.started.Instructions, Input: jt.started.Input,
+		Replay: &sessionspb.RecordedExchange{RequestJson: jt.requestJSON, CompletionJson: jt.completionJSON},
+	})
+	if err != nil {
+		return replayBroken(ctx, n)
+	}
+	var replayedRequest []byte
+	var term *sessionspb.TerminalEvent
+	for term == nil {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return refuse(ReasonReplayIncomplete, n), nil
+		}
+		if err != nil {
+			return replayBroken(ctx, n)
+		}
+		switch e := ev.GetEvent().(type) {
+		case *sessionspb.HarnessEvent_ModelRequest:
+			replayedRequest = e.ModelRequest.GetRequestJson()
+		case *sessionspb.HarnessEvent_Terminal:
+			term = e.Terminal
+		}
+	}
+	resp := &sessionspb.VerifyTurnResponse{Records: int32(n), LiveCalls: term.GetLiveCalls()}
+	switch {
+	case term.GetLiveCalls() != 0:
+		resp.Reason = ReasonReplayLiveCall
+	case term.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED:
+		resp.Reason = ReasonReplayIncomplete
+	case !bytes.Equal(replayedRequest, jt.requestJSON):
+		resp.Reason = ReasonReplayRequest
+	case term.GetAnswer() != jt.terminal.Answer || term.GetAnswer() != jt.completion.Text:
+		resp.Reason = ReasonReplayAnswer
+	default:
+		resp.Verified, resp.Answer = true, term.GetAnswer()
+	}
+	return resp, nil
+}
+
+// replayBroken reports a replay stream that failed: the caller's own
+// cancellation stays a context status; anything else is an incomplete replay,
+// never a verified turn.
+func replayBroken(ctx context.Context, n int) (*sessionspb.VerifyTurnResponse, error) {
+	if ctx.Err() != nil {
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	return refuse(ReasonReplayIncomplete, n), nil
+}
