@@ -182,14 +182,15 @@ func (p *parser) frontmatter() int {
 		off = l.next
 	}
 	p.abandon(UnfinishedFrontmatter, p.src.rng(0, len(t)), "close the frontmatter with a `---` line")
-	// Entries start at column 0; all but the last are complete and checked.
+	// Entries start at column 0 (the first significant line starts one
+	// whatever it looks like); all but the last are complete and checked.
 	last := -1
-	for off := first.next; off < len(t); {
-		l := p.lineAt(off)
-		if s := p.lineText(l); s != "" && !strings.ContainsRune(" \t#-", rune(s[0])) {
-			last = l.start
+	for _, start := range blockLines(t[first.next:], first.next) {
+		s := p.lineText(p.lineAt(start))
+		if trimmed := strings.TrimSpace(s); trimmed != "" && trimmed[0] != '#' &&
+			(last < 0 || !strings.ContainsRune(" \t-", rune(s[0]))) {
+			last = start
 		}
-		off = l.next
 	}
 	if last < 0 {
 		p.checkFrontmatter(first.next, len(t))
@@ -263,7 +264,7 @@ func (p *parser) instructions(start, end int) {
 		if l.next > end || strings.TrimSpace(p.lineText(l)) != "" {
 			break
 		}
-		start = l.next
+		start, off = l.next, l.next
 	}
 	stop := start + len(strings.TrimRight(t[start:end], " \t\r\n"))
 	p.agent.Instructions = t[start:stop]
@@ -390,15 +391,17 @@ func (p *parser) openExamples(opener line, start, end int) {
 	t := p.src.text
 	indent, first := -1, line{}
 	last := -1
-	for off := start; off < end; {
+	for _, off := range blockLines(t[start:end], start) {
 		l := p.lineAt(off)
-		off = l.next
 		s := p.lineText(l)
 		trimmed := strings.TrimLeft(s, " ")
-		if trimmed == "" || trimmed[0] == '#' || strings.TrimSpace(trimmed) == "" {
+		if strings.TrimSpace(trimmed) == "" || trimmed[0] == '#' {
 			continue
 		}
 		if indent < 0 {
+			if strings.TrimSpace(trimmed) == "---" {
+				continue // a document start marker before the list
+			}
 			indent, first = len(s)-len(trimmed), l
 		}
 		if len(s)-len(trimmed) == indent && isItemStart(trimmed) {

@@ -18,6 +18,9 @@ type fragment struct {
 	baseLine   int
 }
 
+// maxRecordingJSON bounds one recorded value's JSON text.
+const maxRecordingJSON = 1 << 20
+
 var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseYAML parses a fragment into its root node. It returns nil (and no
@@ -219,6 +222,11 @@ func toJSON(n *yaml.Node) (string, error) {
 func writeJSON(b *strings.Builder, n *yaml.Node, depth int) error {
 	if depth > 64 {
 		return fmt.Errorf("it nests deeper than 64 levels (or an alias refers to itself)")
+	}
+	// Aliases can repeat a subtree exponentially ("billion laughs"); the
+	// rendered text is bounded like a model reply body.
+	if b.Len() > maxRecordingJSON {
+		return fmt.Errorf("it expands to more than %d bytes of JSON", maxRecordingJSON)
 	}
 	switch n.Kind {
 	case yaml.AliasNode:

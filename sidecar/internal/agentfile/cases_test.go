@@ -1,0 +1,184 @@
+package agentfile
+
+import (
+	"strings"
+	"testing"
+)
+
+const examplesHead = "Reply with exactly `ok`.\n\n## Examples\n\n"
+
+func TestUnfinishedAndInvalidCases(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		state State
+		// kinds are the unfinished constructs expected, in order.
+		kinds []string
+		// codes must each appear among the diagnostics.
+		codes []string
+	}{
+		{"empty file", "", Valid, nil, []string{CodeNoExamples}},
+		{"frontmatter opener being typed", "--", Unfinished, []string{UnfinishedFrontmatter}, nil},
+		{"frontmatter without closer", "---\nname: x\nmodel: fa", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
+		{"frontmatter closer being typed", "---\nname: x\n--", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
+		{"complete frontmatter entry is still checked", "---\nmodel: [a]\nname: x", Invalid, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, []string{CodeModelNotString}},
+		{"frontmatter list under a key being typed", "---\ntools:\n- ping\n- pi", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
+		{"heading being typed", "Do it.\n\n## Exam", Unfinished, []string{UnfinishedHeading}, nil},
+		{"lower-case heading is just a heading", "Do it.\n\n## examples\n", Valid, nil, []string{CodeNoExamples}},
+		{"heading without block yet", examplesHead, Unfinished, []string{UnfinishedBlock}, nil},
+		{"block opener being typed", examplesHead + "```ya", Unfinished, []string{UnfinishedBlockOpener}, nil},
+		{"complete opener with another language", examplesHead + "```toml\n", Invalid, nil, []string{CodeExamplesNotYAML}},
+		{"open block, nothing yet", examplesHead + "```yaml\n", Unfinished, []string{UnfinishedBlock}, nil},
+		{"cut example's checks wait", examplesHead + "```yaml\n- id: a\n  input: x\n- id: a\n", Unfinished, []string{UnfinishedBlock, UnfinishedExample}, nil},
+		{"complete example before the cut is checked", examplesHead + "```yaml\n- id: a\n- id: b\n", Invalid, []string{UnfinishedBlock, UnfinishedExample}, []string{CodeMissingInput}},
+		{"the same example once the block closes", examplesHead + "```yaml\n- id: a\n  input: x\n- id: a\n```\n", Invalid, nil, []string{CodeDuplicateID, CodeMissingInput}},
+		{"closing fence being typed", examplesHead + "```yaml\n- id: a\n  input: x\n``", Unfinished, []string{UnfinishedBlock, UnfinishedExample}, nil},
+		{"open block that cannot become a list", examplesHead + "```yaml\nid: a\n", Invalid, []string{UnfinishedBlock}, []string{CodeExamplesNotList}},
+		{"open flow list", examplesHead + "```yaml\n[{id: a, input: b}, {id: c", Unfinished, []string{UnfinishedBlock, UnfinishedExample}, nil},
+		{"quoted string cut by the end", examplesHead + "```yaml\n- id: a\n  input: \"unterminated", Unfinished, []string{UnfinishedBlock, UnfinishedExample}, nil},
+		{"YAML error in a complete example", examplesHead + "```yaml\n- id: a\n  input: x: y\n- id: b\n  input: y\n", Invalid, []string{UnfinishedBlock, UnfinishedExample}, []string{CodeYAMLSyntax}},
+		{"an open bracket continues to the end", examplesHead + "```yaml\n- id: a\n  input: [x\n- id: b\n  input: y\n", Unfinished, []string{UnfinishedBlock, UnfinishedExample}, nil},
+		{"a quoted scalar may continue at column 0", "---\ndescription: \"two\nlines\"\nmodel: fa", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
+		{"leading blank lines are not instructions", "\n\n  \nDo it.\n\n", Valid, nil, []string{CodeNoExamples}},
+		{"empty closed block", examplesHead + "```yaml\n# nothing\n```\n", Invalid, nil, []string{CodeExamplesNotList}},
+		{"repeated key in recorded arguments", "---\ntools: [t]\n---\n" + examplesHead + "```yaml\n- id: a\n  input: b\n  tools:\n    t:\n      recorded:\n        calls:\n          - arguments: {q: 1, q: 2}\n            result: ok\n```\n", Invalid, nil, []string{CodeRepeatedKey}},
+		{"NaN has no JSON form", "---\ntools: [t]\n---\n" + examplesHead + "```yaml\n- id: a\n  input: b\n  tools:\n    t:\n      recorded:\n        calls:\n          - arguments: .nan\n            result: ok\n```\n", Invalid, nil, []string{CodeMalformedRecording}},
+		{"threshold not an integer", examplesHead + "```yaml\n- id: a\n  input: b\n  assert:\n    - llmJudge: {rubric: r, threshold: 7.5}\n```\n", Invalid, nil, []string{CodeBadThreshold}},
+		{"assert is not a list", examplesHead + "```yaml\n- id: a\n  input: b\n  assert: {contains: x}\n```\n", Invalid, nil, []string{CodeMalformedAssertion}},
+		{"empty contains operand", examplesHead + "```yaml\n- id: a\n  input: b\n  assert: [contains: '']\n```\n", Invalid, nil, []string{CodeMalformedAssertion}},
+		{"unknown llmJudge key", examplesHead + "```yaml\n- id: a\n  input: b\n  assert: [llmJudge: {rubric: r, model: m}]\n```\n", Invalid, nil, []string{CodeMalformedAssertion}},
+		{"tool assertion without any declaration", examplesHead + "```yaml\n- id: a\n  input: b\n  assert: [toolNotCalled: t]\n```\n", Invalid, nil, []string{CodeAssertUndeclared}},
+		{"fence in instructions hides a heading", "```\n## Examples\n```\n", Valid, nil, []string{CodeNoExamples}},
+		{"unknown frontmatter key is only a warning", "---\nx-color: red\n---\n" + examplesHead + "```yaml\n- id: a\n  input: b\n```\n", Valid, nil, []string{CodeUnknownFrontmatter}},
+		{"CRLF line ends", strings.ReplaceAll("---\nmodel: fake\n---\n"+examplesHead+"```yaml\n- id: a\n  input: b\n```\n", "\n", "\r\n"), Valid, nil, nil},
+		{"prose after the block is ignored", examplesHead + "```yaml\n- id: a\n  input: b\n```\nNotes for people.\n", Valid, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Parse("t.agent.md", []byte(tt.src))
+			checkStateConsistent(t, r)
+			if r.State != tt.state {
+				t.Errorf("State = %v, want %v\n%s", r.State, tt.state, FormatDiagnostics(r.Diagnostics))
+			}
+			var kinds []string
+			for _, u := range r.Unfinished {
+				kinds = append(kinds, u.Kind)
+			}
+			if strings.Join(kinds, ",") != strings.Join(tt.kinds, ",") {
+				t.Errorf("unfinished = %q, want %q", kinds, tt.kinds)
+			}
+			for _, c := range tt.codes {
+				if !hasCode(r, c) {
+					t.Errorf("no %s among\n%s", c, FormatDiagnostics(r.Diagnostics))
+				}
+			}
+		})
+	}
+}
+
+func TestCRLFFileReadsLikeLF(t *testing.T) {
+	lf := readFiles(t, "testdata/valid")["release-notes.agent.md"]
+	crlf := strings.ReplaceAll(string(lf), "\n", "\r\n")
+	a, b := Parse("a", lf).Agent, Parse("a", []byte(crlf)).Agent
+	if len(a.Examples) != len(b.Examples) || a.Examples[1].Input != b.Examples[1].Input {
+		t.Fatalf("CRLF examples differ: %d vs %d", len(a.Examples), len(b.Examples))
+	}
+	for i := range a.Examples {
+		if a.Examples[i].Range.Start.Line != b.Examples[i].Range.Start.Line || a.Examples[i].Range.End.Character != b.Examples[i].Range.End.Character {
+			t.Errorf("example %d range %+v vs %+v", i, a.Examples[i].Range, b.Examples[i].Range)
+		}
+	}
+}
+
+// TestCredentialsAreRefusedWithoutEchoingThem builds every token at run
+// time so no literal in the repository is credential-shaped.
+func TestCredentialsAreRefusedWithoutEchoingThem(t *testing.T) {
+	ghp := "gh" + "p_" + strings.Repeat("Zx9", 12)
+	esc := `\x67` + ghp[1:]
+	tests := []struct {
+		name, src string
+		line      int // 1-based line of the finding
+	}{
+		{"in a YAML comment", examplesHead + "```yaml\n- id: a # " + ghp + "\n  input: b\n```\n", 6},
+		{"in instructions", "Use Bearer " + strings.Repeat("ab12", 6) + " to call.\n", 1},
+		{"as a frontmatter key", "---\n" + ghp + ": x\n---\n", 2},
+		{"escaped in a double-quoted input", examplesHead + "```yaml\n- id: a\n  input: \"" + esc + "\"\n```\n", 7},
+		{"escaped in a frontmatter value", "---\ndescription: \"" + esc + "\"\n---\n", 2},
+		{"in an unfinished example", examplesHead + "```yaml\n- id: a\n  input: " + ghp, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Parse("t.agent.md", []byte(tt.src))
+			if r.State != Invalid {
+				t.Errorf("State = %v, want invalid", r.State)
+			}
+			found := 0
+			for _, d := range r.Diagnostics {
+				if strings.Contains(d.Message, ghp) || strings.Contains(d.Message, "ab12ab12") || strings.Contains(d.Message, esc) {
+					t.Errorf("message echoes the credential: %s", d.Message)
+				}
+				if d.Code == CodeCredential {
+					found++
+					if d.Range.Start.Line+1 != tt.line {
+						t.Errorf("credential reported on line %d, want %d", d.Range.Start.Line+1, tt.line)
+					}
+				}
+			}
+			if found != 1 {
+				t.Errorf("%d credential diagnostics, want 1:\n%s", found, FormatDiagnostics(r.Diagnostics))
+			}
+		})
+	}
+}
+
+// TestRangesAreExact pins the exact span of a few diagnostics.
+func TestRangesAreExact(t *testing.T) {
+	tests := []struct {
+		name, src, code, covers string
+	}{
+		{"invalid regex points at the pattern", examplesHead + "```yaml\n- id: a\n  input: b\n  assert:\n    - regex: '(ok'\n```\n", CodeBadRegex, "'(ok'"},
+		{"unknown assertion names the type", examplesHead + "```yaml\n- id: a\n  input: b\n  assert:\n    - equals: x\n```\n", CodeUnknownAssertion, "equals"},
+		{"repeated key points at the repeat", "---\nmodel: a\nmodel: b\n---\n", CodeRepeatedKey, "model"},
+		{"bad tool name", "---\ntools: [ok, \"b a d\"]\n---\n", CodeBadToolName, `"b a d"`},
+		{"input too large covers the entry", examplesHead + "```yaml\n- id: a\n  input: " + strings.Repeat("x", MaxInputBytes+1) + "\n```\n", CodeInputTooLarge, "input: " + strings.Repeat("x", MaxInputBytes+1)},
+		{"unicode before the value", examplesHead + "```yaml\n- id: a\n  input: b\n  assert: [{contains: ünï🚀}, {regex: \"(ok\"}]\n```\n", CodeBadRegex, `"(ok"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Parse("t.agent.md", []byte(tt.src))
+			for _, d := range r.Diagnostics {
+				if d.Code != tt.code {
+					continue
+				}
+				if got := tt.src[d.Range.Start.Offset:d.Range.End.Offset]; got != tt.covers {
+					t.Errorf("range covers %q, want %q", got, tt.covers)
+				}
+				return
+			}
+			t.Fatalf("no %s:\n%s", tt.code, FormatDiagnostics(r.Diagnostics))
+		})
+	}
+}
+
+func TestPositionsCountUTF16(t *testing.T) {
+	src := "---\ntools: [\U0001F680ok, \"b a d\"]\n---\n"
+	r := Parse("t.agent.md", []byte(src))
+	for _, d := range r.Diagnostics {
+		if d.Code == CodeBadToolName && strings.Contains(d.Message, "b a d") {
+			// "tools: [" is 8 units, the rocket 2, "ok, " 4.
+			if d.Range.Start.Character != 14 {
+				t.Errorf("Character = %d, want 14 UTF-16 units", d.Range.Start.Character)
+			}
+			return
+		}
+	}
+	t.Fatalf("no bad tool name diagnostic:\n%s", FormatDiagnostics(r.Diagnostics))
+}
+
+func TestCodesCatalogueIsACopy(t *testing.T) {
+	a := Codes()
+	a[0].Code = "changed"
+	if Codes()[0].Code == "changed" {
+		t.Fatal("Codes returns shared state")
+	}
+}
