@@ -1,0 +1,162 @@
+package route
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// ConfigError is a compatible route kmx refused to build: an endpoint, a
+// credential variable or a model name that breaks the route rules. It is
+// returned before any request is sent or any journal exists. Msg says what is
+// wrong and Next what to change; neither ever holds a credential value or the
+// endpoint text (which could carry one).
+type ConfigError struct {
+	// Field names what was refused: "endpoint", "key-env" or "model".
+	Field string
+	Msg   string
+	Next  string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Next == "" {
+		return "compatible route: " + e.Msg
+	}
+	return "compatible route: " + e.Msg + ": " + e.Next
+}
+
+func configErr(field, msg, next string) *ConfigError {
+	return &ConfigError{Field: field, Msg: msg, Next: next}
+}
+
+// ReplyClass names the class of problem that made kmx refuse a request or a
+// reply. The classes are stable (docs/routes.md lists them); error text is
+// built from the class alone, never from the request or reply.
+type ReplyClass string
+
+// Reply and request refusal classes.
+const (
+	// ClassRequestTooLarge: the request body would exceed 1 MiB; nothing was sent.
+	ClassRequestTooLarge ReplyClass = "request-too-large"
+	// ClassRequestCredential: the request's model name or a message holds the
+	// route's own credential; nothing was sent.
+	ClassRequestCredential ReplyClass = "request-credential"
+	// ClassTransport: the request did not complete (connection, TLS, or an
+	// interrupted reply body).
+	ClassTransport ReplyClass = "transport"
+	// ClassRedirect: the endpoint answered with a 3xx; redirects are not followed.
+	ClassRedirect ReplyClass = "redirect"
+	// ClassStatus: the endpoint answered with a status other than 200.
+	ClassStatus ReplyClass = "status"
+	// ClassOversized: the reply body is over 1 MiB.
+	ClassOversized ReplyClass = "oversized"
+	// ClassMalformed: the body is not one complete JSON object in UTF-8
+	// (truncated, invalid, not an object, or nested too deeply).
+	ClassMalformed ReplyClass = "malformed"
+	// ClassTrailingData: something follows the JSON object.
+	ClassTrailingData ReplyClass = "trailing-data"
+	// ClassDuplicateKey: an object repeats a key, exactly or as a
+	// case-insensitive alias, at any depth.
+	ClassDuplicateKey ReplyClass = "duplicate-key"
+	// ClassToolCall: the reply carries a tool or function call (any key
+	// spelling, or finish_reason tool_calls/function_call).
+	ClassToolCall ReplyClass = "tool-call"
+	// ClassRefusal: the reply carries a non-empty refusal.
+	ClassRefusal ReplyClass = "refusal"
+	// ClassTruncated: finish_reason is "length": the answer was cut off.
+	ClassTruncated ReplyClass = "truncated"
+	// ClassContentFilter: finish_reason is "content_filter".
+	ClassContentFilter ReplyClass = "content-filter"
+	// ClassFinishReason: finish_reason is missing, not a string, or any other
+	// value than "stop".
+	ClassFinishReason ReplyClass = "finish-reason"
+	// ClassChoices: the reply has zero choices or more than one.
+	ClassChoices ReplyClass = "choices"
+	// ClassContent: the message content is missing, not a string, or empty.
+	ClassContent ReplyClass = "content"
+	// ClassModel: the reply's model is missing, empty, not a string, or not
+	// exactly the model requested.
+	ClassModel ReplyClass = "model"
+	// ClassCredential: the reply holds the route's exact credential (raw,
+	// JSON-escaped or in the decoded answer).
+	ClassCredential ReplyClass = "credential"
+)
+
+// text is the fixed explanation of each class. Only these strings, the HTTP
+// status code and kmx's own wording ever reach an error message.
+func (c ReplyClass) text() string {
+	switch c {
+	case ClassRequestTooLarge:
+		return "the request body would be over 1 MiB, so it was not sent; shorten the instructions or the input"
+	case ClassRequestCredential:
+		return "the request holds the endpoint credential, so it was not sent; remove it from the model name, instructions and input"
+	case ClassTransport:
+		return "the request to the endpoint did not complete"
+	case ClassRedirect:
+		return "the endpoint answered with a redirect, which kmx does not follow; set the endpoint to the final address"
+	case ClassStatus:
+		return "the endpoint answered with a status other than 200"
+	case ClassOversized:
+		return "the reply body is over 1 MiB"
+	case ClassMalformed:
+		return "the reply body is not one complete JSON object"
+	case ClassTrailingData:
+		return "the reply body has data after its JSON object"
+	case ClassDuplicateKey:
+		return "the reply repeats a key in one object (exactly or as a case-insensitive alias)"
+	case ClassToolCall:
+		return "the reply carries a tool call, which the tool-free path does not execute"
+	case ClassRefusal:
+		return "the model refused to answer"
+	case ClassTruncated:
+		return "the answer was cut off (finish_reason length)"
+	case ClassContentFilter:
+		return "the answer was withheld by a content filter (finish_reason content_filter)"
+	case ClassFinishReason:
+		return `the reply's finish_reason is missing or is not "stop"`
+	case ClassChoices:
+		return "the reply does not have exactly one choice"
+	case ClassContent:
+		return "the reply's message content is missing, not a string, or empty"
+	case ClassModel:
+		return "the reply does not name exactly the model that was requested"
+	case ClassCredential:
+		return "the reply contains the endpoint credential, so it was discarded before anything recorded it"
+	}
+	return "the reply was refused"
+}
+
+// ReplyError is a request kmx would not send or a reply it refused. The
+// example that asked is unknown, never a pass. Its text holds the class
+// explanation and, for status and redirect, the numeric HTTP status; never a
+// body, prompt, answer, header or credential.
+type ReplyError struct {
+	Class ReplyClass
+	// Status is the HTTP status code for ClassStatus and ClassRedirect, else 0.
+	Status int
+	// Detail is a kmx-written refinement (for example "truncated" for a body
+	// that ends early); it never comes from the reply.
+	Detail string
+	// err is the underlying transport or context error, for errors.Is
+	// (context.Canceled, context.DeadlineExceeded). Its text is not shown
+	// unless it was checked to hold no credential.
+	err error
+}
+
+func (e *ReplyError) Error() string {
+	msg := "compatible route: " + e.Class.text()
+	if e.Status != 0 {
+		msg += fmt.Sprintf(" (HTTP %d %s)", e.Status, http.StatusText(e.Status))
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// Unwrap exposes a context or transport cause so callers can tell a
+// cancellation or a deadline from a refusal.
+func (e *ReplyError) Unwrap() error { return e.err }
+
+func replyErr(class ReplyClass, detail string) *ReplyError {
+	return &ReplyError{Class: class, Detail: detail}
+}
