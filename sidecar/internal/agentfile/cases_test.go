@@ -40,6 +40,8 @@ func TestUnfinishedAndInvalidCases(t *testing.T) {
 		{"an open bracket continues to the end", examplesHead + "```yaml\n- id: a\n  input: [x\n- id: b\n  input: y\n", Unfinished, []string{UnfinishedBlock, UnfinishedExample}, nil},
 		{"a quoted scalar may continue at column 0", "---\ndescription: \"two\nlines\"\nmodel: fa", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
 		{"leading blank lines are not instructions", "\n\n  \nDo it.\n\n", Valid, nil, []string{CodeNoExamples}},
+		{"a second YAML document", examplesHead + "```yaml\n- id: a\n  input: b\n---\n- id: c\n  input: d\n```\n", Invalid, nil, []string{CodeYAMLSyntax}},
+		{"a document marker before the list", examplesHead + "```yaml\n---\n- id: a\n  input: b\n```\n", Valid, nil, nil},
 		{"empty closed block", examplesHead + "```yaml\n# nothing\n```\n", Invalid, nil, []string{CodeExamplesNotList}},
 		{"repeated key in recorded arguments", "---\ntools: [t]\n---\n" + examplesHead + "```yaml\n- id: a\n  input: b\n  tools:\n    t:\n      recorded:\n        calls:\n          - arguments: {q: 1, q: 2}\n            result: ok\n```\n", Invalid, nil, []string{CodeRepeatedKey}},
 		{"NaN has no JSON form", "---\ntools: [t]\n---\n" + examplesHead + "```yaml\n- id: a\n  input: b\n  tools:\n    t:\n      recorded:\n        calls:\n          - arguments: .nan\n            result: ok\n```\n", Invalid, nil, []string{CodeMalformedRecording}},

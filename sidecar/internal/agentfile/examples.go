@@ -38,6 +38,7 @@ func (p *parser) examplesComplete(opener line, start, end int, required bool) {
 			"the Examples block must be a YAML list: start each example with `- id:`")
 		return
 	}
+	p.agent.Examples = append(make([]Example, 0, len(p.agent.Examples)+len(root.Content)), p.agent.Examples...)
 	dashes := make([]int, len(root.Content))
 	for i, item := range root.Content {
 		dashes[i] = p.dashBefore(fr, item)
@@ -136,7 +137,7 @@ func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 		p.errorf(p.pairRange(fr, k, v), CodeMalformedAssertion, "`assert` must be a list of assertions, such as `- contains: TEXT`")
 		return nil
 	}
-	var out []Assertion
+	out := make([]Assertion, 0, len(v.Content))
 	for i, entry := range v.Content {
 		entry = resolve(entry)
 		r := p.nodeRange(fr, entry)
@@ -156,7 +157,7 @@ func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 			a.Value = s
 			switch a.Type {
 			case Regex:
-				if _, err := regexp.Compile(s); err != nil {
+				if err := p.compileRegex(s); err != nil {
 					p.errorf(p.nodeRange(fr, tv), CodeBadRegex, "RE2 rejects this pattern: "+regexReason(err)+"; Go regexps have no backreferences or lookaround")
 					continue
 				}
@@ -178,6 +179,20 @@ func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 		out = append(out, a)
 	}
 	return out
+}
+
+// compileRegex checks a pattern with regexp.Compile, once per distinct
+// pattern in the file: generated files repeat the same few patterns.
+func (p *parser) compileRegex(pattern string) error {
+	if err, seen := p.regexps[pattern]; seen {
+		return err
+	}
+	_, err := regexp.Compile(pattern)
+	if p.regexps == nil {
+		p.regexps = map[string]error{}
+	}
+	p.regexps[pattern] = err
+	return err
 }
 
 func regexReason(err error) string {
@@ -258,7 +273,7 @@ func (p *parser) recordings(fr fragment, k, v *yaml.Node) []ToolRecording {
 		p.errorf(p.pairRange(fr, k, v), CodeMalformedRecording, "example `tools` must map tool names to recordings: `NAME: {recorded: {calls: [...]}}`")
 		return nil
 	}
-	var out []ToolRecording
+	out := make([]ToolRecording, 0, len(v.Content)/2)
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		tk, tv := v.Content[i], v.Content[i+1]
 		r := p.nodeRange(fr, tk)

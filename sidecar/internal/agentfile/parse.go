@@ -53,6 +53,7 @@ type parser struct {
 	declared   map[string]bool
 	toolsKnown bool
 	ids        map[string]int
+	regexps    map[string]error
 }
 
 // Parse reads one agent file. name is the file name or path and is used

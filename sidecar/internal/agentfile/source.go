@@ -2,6 +2,7 @@ package agentfile
 
 import (
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -13,7 +14,7 @@ type source struct {
 }
 
 func newSource(text string) *source {
-	starts := make([]int, 1, 64)
+	starts := make([]int, 1, 1+strings.Count(text, "\n"))
 	for i := 0; i < len(text); i++ {
 		if text[i] == '\n' {
 			starts = append(starts, i+1)

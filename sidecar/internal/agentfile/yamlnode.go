@@ -2,6 +2,7 @@ package agentfile
 
 import (
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,14 +30,25 @@ var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // panicked on hostile input in past releases; a panic here becomes a
 // diagnostic, never a crash of the editor's language server.
 func (p *parser) parseYAML(fr fragment) (root *yaml.Node, ok bool) {
-	var doc yaml.Node
+	var doc, extra yaml.Node
 	err := func() (err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("yaml: the YAML parser failed on this block")
 			}
 		}()
-		return yaml.Unmarshal([]byte(p.src.text[fr.start:fr.end]), &doc)
+		dec := yaml.NewDecoder(strings.NewReader(p.src.text[fr.start:fr.end]))
+		if err := dec.Decode(&doc); err != nil && err != io.EOF {
+			return err
+		}
+		// A second document would be silently ignored; refuse it.
+		if err := dec.Decode(&extra); err != io.EOF {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("yaml: line %d: a second YAML document starts here (remove the `---` line and keep one)", max(extra.Line, 1))
+		}
+		return nil
 	}()
 	if err != nil {
 		p.yamlError(fr, err)
