@@ -16,9 +16,10 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
 )
 
-// bufSize is the in-memory listener's buffer: far above any turn's messages
-// (model requests and replies are capped at 1 MiB by the routes).
-const bufSize = 4 << 20
+// bufSize is the in-memory pipe buffer per direction. It does not cap a
+// message (a full pipe makes the writer wait for the reader); each dial
+// allocates it, so it stays small.
+const bufSize = 256 << 10
 
 // Options configures an embedded Sessions service.
 type Options struct {
@@ -66,7 +67,9 @@ func Start(ctx context.Context, opts Options) (*Embedded, error) {
 	e.harnessConn = hc
 
 	sessionsLis := bufconn.Listen(bufSize)
-	e.sessionsSrv = grpc.NewServer()
+	// WaitForHandlers: Close returns only after every RunTurn has written
+	// its terminal record, so the caller may Finish the journal right after.
+	e.sessionsSrv = grpc.NewServer(grpc.WaitForHandlers(true))
 	sessionspb.RegisterSessionsServer(e.sessionsSrv, newService(opts.Journal, sessionspb.NewHarnessClient(hc)))
 	e.serve(e.sessionsSrv, sessionsLis)
 	sc, err := dialBuf(sessionsLis)
@@ -83,7 +86,8 @@ func Start(ctx context.Context, opts Options) (*Embedded, error) {
 func (e *Embedded) Client() sessionspb.SessionsClient { return e.client }
 
 // Close stops both services and their connections. Turns still running are
-// cancelled. Calling Close again does nothing.
+// cancelled (their model calls stop) and Close waits until each has
+// journaled its cancelled terminal. Calling Close again does nothing.
 func (e *Embedded) Close() {
 	e.closeOnce.Do(func() {
 		if e.sessionsConn != nil {

@@ -219,7 +219,7 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		switch e := ev.GetEvent().(type) {
 		case *sessionspb.HarnessEvent_ModelRequest:
 			var mr journal.ModelRequest
-			if sawRequest || completion != nil || journal.Decode(e.ModelRequest.GetRequestJson(), &mr) != nil || mr.Turn != turn {
+			if sawRequest || completion != nil || journal.Decode(e.ModelRequest.GetRequestJson(), &mr) != nil || mr.Turn != turn || mr.Model != sess.model.Model {
 				return failed(errTextHarnessProtocol), nil
 			}
 			sawRequest = true

@@ -390,3 +390,37 @@ func TestStartRefusesMissingDependencies(t *testing.T) {
 		}
 	}
 }
+
+func TestCloseWaitsForCancelledTerminal(t *testing.T) {
+	run := newRun(t)
+	m := &blockingModel{started: make(chan struct{}), observed: make(chan struct{})}
+	e, err := Start(context.Background(), Options{Journal: run.j, Resolve: func(string, route.Identity) (route.Model, error) { return m, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := createSession(t, e.Client())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = e.Client().RunTurn(context.Background(), &sessionspb.RunTurnRequest{SessionId: id, Instructions: "i", Input: "x"})
+	}()
+	<-m.started
+	waitForKind(t, run.j, id, journal.KindModelRequest)
+	e.Close()
+	// No polling: once Close has returned the terminal must be committed.
+	recs, err := run.j.Records(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := recs[len(recs)-1]
+	var term journal.TurnTerminal
+	if last.Kind != journal.KindTurnTerminal || journal.Decode(last.Payload, &term) != nil || term.State != journal.StateCancelled {
+		t.Errorf("after Close the last record is %s %s", last.Kind, last.Payload)
+	}
+	select {
+	case <-m.observed:
+	default:
+		t.Error("Close returned while the model call was still in flight")
+	}
+	<-done
+}
