@@ -1,7 +1,83 @@
 package cli
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
 
-func runCheck(_ context.Context, _ Env, _ []string) error {
-	return &RefusalError{Msg: "check is being built", Next: "wait for the agent file language"}
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+)
+
+const checkUsage = "kmx check FILE... [--json]"
+
+// checkedFile is one file's entry in `kmx check --json`.
+type checkedFile struct {
+	Path        string                 `json:"path"`
+	State       string                 `json:"state"`
+	Revision    string                 `json:"revision"`
+	Diagnostics []agentfile.Diagnostic `json:"diagnostics"`
+}
+
+// runCheck prints each file's diagnostics as `file:line:col: severity CODE
+// message`. Exit 0 without errors, 1 with any error, 2 on usage or an
+// unreadable file. It never executes anything.
+func runCheck(_ context.Context, env Env, args []string) error {
+	fs := newFlagSet("check")
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "print diagnostics as JSON")
+	paths, err := parseInterspersed(fs, args, checkUsage)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return usagef(checkUsage, "kmx check: name at least one agent file")
+	}
+	// Read every file first: an unreadable one is a usage error, and no
+	// partial report is printed.
+	sources := make([][]byte, len(paths))
+	for i, p := range paths {
+		if sources[i], err = readAgentFile("check", p); err != nil {
+			return err
+		}
+	}
+	var files []checkedFile
+	errorsFound := 0
+	for i, p := range paths {
+		res := agentfile.Parse(p, sources[i])
+		f := checkedFile{Path: p, State: res.State.String(), Diagnostics: res.Diagnostics}
+		if f.Diagnostics == nil {
+			f.Diagnostics = []agentfile.Diagnostic{}
+		}
+		if res.Agent != nil {
+			f.Revision = res.Agent.Revision
+		}
+		for _, d := range res.Diagnostics {
+			if d.Severity == agentfile.SeverityError {
+				errorsFound++
+			}
+			if !asJSON {
+				fmt.Fprintf(env.Stdout, "%s:%d:%d: %s %s %s\n", p, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message)
+			}
+		}
+		if !asJSON && len(res.Diagnostics) == 0 {
+			fmt.Fprintf(env.Stdout, "%s: ok (%s)\n", p, res.State)
+		}
+		files = append(files, f)
+	}
+	if asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Files []checkedFile `json:"files"`
+		}{files}); err != nil {
+			return fmt.Errorf("write diagnostics: %w", err)
+		}
+	}
+	if errorsFound > 0 {
+		if !asJSON {
+			fmt.Fprintf(env.Stderr, "kmx check: %s; fix them and check again (docs/diagnostics.md explains each code)\n", plural(errorsFound, "error"))
+		}
+		return &FailureError{Msg: "errors found"}
+	}
+	return nil
 }

@@ -290,5 +290,8 @@ func Verdict(results []AssertionResult) ExampleVerdict {
 		return ExampleVerdict{Outcome: Unknown, Message: fmt.Sprintf("no assertion failed, but %d of %d could not be decided (%s)",
 			len(unknown), len(results), strings.Join(unknown, ", "))}
 	}
+	if len(results) == 1 {
+		return ExampleVerdict{Outcome: Pass, Message: "the assertion passed"}
+	}
 	return ExampleVerdict{Outcome: Pass, Message: fmt.Sprintf("all %d assertions passed", len(results))}
 }

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// readAgentFile reads an agent file for a command, as a usage error when it
+// cannot be read (exit 2: nothing ran).
+func readAgentFile(cmd, path string) ([]byte, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("check the path; kmx reads *.agent.md files", "kmx %s: cannot read %s: %v", cmd, path, unwrapPathError(err))
+	}
+	return src, nil
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// runOptions turns the route flags into runner options.
+func runOptions(env Env, rf routeFlags) localpreview.Options {
+	return localpreview.Options{
+		Getenv:        env.Getenv,
+		Model:         rf.model,
+		Endpoint:      rf.endpoint,
+		KeyEnv:        rf.keyEnv,
+		JudgeEndpoint: rf.judgeEndpoint,
+		JudgeKeyEnv:   rf.judgeKeyEnv,
+		Version:       Version,
+	}
+}
+
+// finish maps a runner outcome to the CLI's error (and so its exit code),
+// printing the JSON report when asked.
+func finish(env Env, rep *localpreview.Report, err error, asJSON bool) error {
+	if asJSON && rep != nil {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if encErr := enc.Encode(rep); encErr != nil {
+			return fmt.Errorf("write report: %w", encErr)
+		}
+	}
+	if err != nil {
+		if r, ok := localpreview.AsRefusal(err); ok {
+			if !asJSON {
+				printRefusalDiagnostics(env.Stderr, rep, r)
+			}
+			return &RefusalError{Msg: r.Msg, Next: r.Next}
+		}
+		return &RefusalError{Msg: err.Error(), Next: "this is not a verdict; nothing was reported as passing"}
+	}
+	switch rep.Verdict {
+	case localpreview.VerdictPass, localpreview.VerdictAnswered:
+		return nil
+	}
+	return &FailureError{Msg: rep.Verdict}
+}
+
+func printRefusalDiagnostics(w io.Writer, rep *localpreview.Report, r *localpreview.Refusal) {
+	path := ""
+	if rep != nil {
+		path = rep.Agent.Path
+	}
+	for _, d := range r.Diagnostics {
+		fmt.Fprintf(w, "%s:%d:%d: %s %s %s\n", path, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message)
+	}
+}
+
+// printFooter ends human output with the run's identity and the label.
+func printFooter(w io.Writer, rep *localpreview.Report) {
+	s := rep.Summary
+	parts := []string{fmt.Sprintf("%d pass", s.Pass), fmt.Sprintf("%d fail", s.Fail), fmt.Sprintf("%d unknown", s.Unknown)}
+	fmt.Fprintf(w, "%s: %s · model %s (%s) · %.1f ms\n", plural(len(rep.Examples), "example"), strings.Join(parts, ", "), rep.Route.Agent.Model, rep.Route.Agent.Route, rep.DurationMs)
+	if rep.RunID != "" {
+		fmt.Fprintf(w, "run %s · journal %s\n", rep.RunID, rep.JournalPath)
+	}
+	fmt.Fprintf(w, "%s: verdict %s (not deployment qualification)\n", localpreview.Label, rep.Verdict)
+}
+
+func verdictWord(v string) string {
+	switch v {
+	case localpreview.VerdictPass:
+		return "PASS"
+	case localpreview.VerdictFail:
+		return "FAIL"
+	case localpreview.VerdictRefused:
+		return "REFUSED"
+	case localpreview.VerdictAnswered:
+		return "ANSWERED"
+	}
+	return "UNKNOWN"
+}
+
+// decidingLine says which assertion decided an example, in one line.
+func decidingLine(ex localpreview.ExampleResult) string {
+	if ex.Deciding != nil && *ex.Deciding < len(ex.Assertions) {
+		a := ex.Assertions[*ex.Deciding]
+		msg := a.Message
+		if msg == "" {
+			msg = string(a.Outcome)
+		}
+		return fmt.Sprintf("assertion %d (%s): %s", *ex.Deciding+1, a.Type, msg)
+	}
+	if ex.Message != "" {
+		return ex.Message
+	}
+	if n := len(ex.Assertions); n > 0 {
+		return fmt.Sprintf("%s passed", plural(n, "assertion"))
+	}
+	return ""
+}
+
+// readSmallFile reads at most one byte more than the ad-hoc input limit, so
+// an oversized file is refused by the runner with the limit in its message.
+func readSmallFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", usagef(runUsage, "kmx run: cannot read %s: %v", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, localpreview.MaxAdHocInput+1))
+	if err != nil {
+		return "", usagef(runUsage, "kmx run: cannot read %s: %v", path, unwrapPathError(err))
+	}
+	return string(b), nil
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// stringList is a repeatable string flag (--example a --example b).
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// optionalString is a string flag that remembers whether it was given.
+type optionalString struct {
+	set   bool
+	value string
+}
+
+func (o *optionalString) String() string     { return o.value }
+func (o *optionalString) Set(v string) error { o.set, o.value = true, v; return nil }
+
+// newFlagSet returns a FlagSet that reports errors as UsageErrors instead of
+// printing and exiting.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments (kmx test FILE --json) and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string, usage string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, usagef(usage, "kmx %s: help requested", fs.Name())
+			}
+			return nil, usagef(usage, "kmx %s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// routeFlags are the model-route settings every executing command takes.
+type routeFlags struct {
+	model, endpoint, keyEnv, judgeEndpoint, judgeKeyEnv string
+}
+
+func (r *routeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.model, "model", "", "model override (\"fake\" for the deterministic fake model)")
+	fs.StringVar(&r.endpoint, "endpoint", "", "OpenAI-compatible base URL (HTTPS, or http://127.0.0.1 / http://[::1])")
+	fs.StringVar(&r.keyEnv, "key-env", "", "NAME of the environment variable holding the endpoint's bearer credential")
+	fs.StringVar(&r.judgeEndpoint, "judge-endpoint", "", "OpenAI-compatible base URL for llmJudge samples")
+	fs.StringVar(&r.judgeKeyEnv, "judge-key-env", "", "NAME of the environment variable holding the judge endpoint's credential")
+}
+
+func oneFile(cmd string, pos []string, usage string) (string, error) {
+	switch len(pos) {
+	case 0:
+		return "", usagef(usage, "kmx %s: name one agent file", cmd)
+	case 1:
+		return pos[0], nil
+	}
+	return "", usagef(usage, "kmx %s: one agent file at a time (got %d: %s)", cmd, len(pos), strings.Join(pos, " "))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Time     string      `xml:"time,attr"`
+	Props    []junitProp `xml:"properties>property"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// writeJUnit writes the report as JUnit XML. Unknown is never a pass: it is
+// an <error> whose message says "inconclusive"; refused is an <error> too.
+func writeJUnit(path string, rep *localpreview.Report) error {
+	suite := junitSuite{
+		Name:  rep.Agent.Path,
+		Tests: len(rep.Examples),
+		Time:  seconds(rep.DurationMs),
+		Props: []junitProp{{"label", localpreview.Label}, {"runId", rep.RunID}, {"revision", rep.Agent.Revision}, {"model", rep.Route.Agent.Model}},
+	}
+	for _, ex := range rep.Examples {
+		c := junitCase{Name: ex.ID, Classname: rep.Agent.ID, Time: seconds(ex.DurationMs)}
+		line := decidingLine(ex)
+		switch ex.Verdict {
+		case localpreview.VerdictPass, localpreview.VerdictAnswered:
+		case localpreview.VerdictFail:
+			suite.Failures++
+			c.Failure = &junitProblem{Message: line, Type: "fail", Text: line}
+		case localpreview.VerdictRefused:
+			suite.Errors++
+			c.Error = &junitProblem{Message: "refused: " + line, Type: "refused", Text: line}
+		default:
+			suite.Errors++
+			c.Error = &junitProblem{Message: "inconclusive: " + line, Type: "unknown", Text: line}
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	out, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{suite}}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode JUnit report: %w", err)
+	}
+	out = append([]byte(xml.Header), append(out, '\n')...)
+	// Write beside the target and rename, so a reader never sees half a file.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".kmx-junit-*")
+	if err != nil {
+		return usagef("choose a --junit path in a writable folder", "kmx test: cannot write %s: %v", path, unwrapPathError(err))
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(out); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write JUnit report: %w", err)
+	}
+	return nil
+}
+
+func seconds(ms float64) string { return fmt.Sprintf("%.3f", ms/1000) }

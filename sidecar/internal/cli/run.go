@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--json]"
+
+func runRun(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet("run")
+	var examples stringList
+	var rf routeFlags
+	var input, inputFile optionalString
+	var asJSON bool
+	fs.Var(&examples, "example", "example ID to run (repeatable); default all")
+	fs.Var(&input, "input", "ad-hoc input to send instead of the examples")
+	fs.Var(&inputFile, "input-file", "read the ad-hoc input from PATH (- for standard input)")
+	fs.BoolVar(&asJSON, "json", false, "print the JSON report (answers included)")
+	rf.register(fs)
+	pos, err := parseInterspersed(fs, args, runUsage)
+	if err != nil {
+		return err
+	}
+	path, err := oneFile("run", pos, runUsage)
+	if err != nil {
+		return err
+	}
+	if input.set && inputFile.set {
+		return usagef(runUsage, "kmx run: pass --input or --input-file, not both")
+	}
+	req := localpreview.Request{Path: path, Examples: examples}
+	if input.set {
+		req.Input = &input.value
+	}
+	if inputFile.set {
+		text, err := readInputFile(env, inputFile.value)
+		if err != nil {
+			return err
+		}
+		req.Input = &text
+	}
+	if req.Source, err = readAgentFile("run", path); err != nil {
+		return err
+	}
+	opts := runOptions(env, rf)
+	if !asJSON {
+		fmt.Fprintf(env.Stdout, "kmx run %s (%s)\n", path, localpreview.Label)
+		opts.OnExample = func(ex localpreview.ExampleResult) { printAnswer(env.Stdout, ex) }
+	}
+	rep, runErr := localpreview.Run(ctx, opts, req)
+	if runErr == nil && !asJSON {
+		printFooter(env.Stdout, rep)
+	}
+	return finish(env, rep, runErr, asJSON)
+}
+
+func printAnswer(w io.Writer, ex localpreview.ExampleResult) {
+	fmt.Fprintf(w, "\n── %s ── %s\n", ex.ID, verdictWord(ex.Verdict))
+	if ex.Answer != nil {
+		fmt.Fprintln(w, indent(sanitizeForTerminal(*ex.Answer)))
+	}
+	if line := decidingLine(ex); line != "" && ex.Verdict != localpreview.VerdictPass {
+		fmt.Fprintf(w, "   %s\n", line)
+	}
+}
+
+func indent(s string) string {
+	return "   " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n   ")
+}
+
+// sanitizeForTerminal drops control characters (other than newline and tab)
+// so a model's answer cannot move the cursor or change the terminal.
+func sanitizeForTerminal(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func readInputFile(env Env, path string) (string, error) {
+	var r io.Reader
+	if path == "-" {
+		r = env.Stdin
+	} else {
+		return readSmallFile(path)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, localpreview.MaxAdHocInput+1))
+	if err != nil {
+		return "", usagef(runUsage, "kmx run: cannot read standard input: %v", err)
+	}
+	return string(b), nil
+}

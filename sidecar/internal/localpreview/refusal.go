@@ -1,0 +1,59 @@
+package localpreview
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+)
+
+// Refusal is work refused before any journal file exists or any request is
+// sent. Msg says what is wrong, Next what to change.
+type Refusal struct {
+	Msg         string
+	Next        string
+	Diagnostics []agentfile.Diagnostic
+}
+
+func (r *Refusal) Error() string { return r.Msg }
+
+func refuse(next, format string, args ...any) *Refusal {
+	return &Refusal{Msg: fmt.Sprintf(format, args...), Next: next}
+}
+
+// AsRefusal reports whether err is a Refusal.
+func AsRefusal(err error) (*Refusal, bool) {
+	var r *Refusal
+	ok := errors.As(err, &r)
+	return r, ok
+}
+
+// fileRefusal turns a file that is not Valid into a refusal that lists its
+// blocking diagnostics (errors, or the unfinished constructs).
+func fileRefusal(path string, res agentfile.Result) *Refusal {
+	var blocking []agentfile.Diagnostic
+	for _, d := range res.Diagnostics {
+		if d.Severity == agentfile.SeverityError ||
+			(res.State == agentfile.Unfinished && d.Severity == agentfile.SeverityInformation && strings.HasPrefix(d.Message, "still being written")) {
+			blocking = append(blocking, d)
+		}
+	}
+	first := ""
+	if len(blocking) > 0 {
+		d := blocking[0]
+		first = fmt.Sprintf(": %d:%d %s %s", d.Range.Start.Line+1, d.Range.Start.Character+1, d.Code, d.Message)
+	}
+	if res.State == agentfile.Unfinished {
+		return &Refusal{
+			Msg:         fmt.Sprintf("%s is still being written%s", path, first),
+			Next:        "finish the construct the file ends in, then run again (kmx check shows where)",
+			Diagnostics: blocking,
+		}
+	}
+	return &Refusal{
+		Msg:         fmt.Sprintf("%s has %d error(s)%s", path, len(blocking), first),
+		Next:        fmt.Sprintf("fix the errors 'kmx check %s' lists, then run again", path),
+		Diagnostics: blocking,
+	}
+}

@@ -1,0 +1,104 @@
+package localpreview
+
+import (
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+)
+
+// Label is on every result kmx produces.
+const Label = "local preview"
+
+// ReportSchema versions the safe JSON report (kmx test --json, MCP, LSP).
+const ReportSchema = "kmx.localpreview.report/v1"
+
+// Verdicts of an example and of a file.
+const (
+	VerdictPass    = "pass"
+	VerdictFail    = "fail"
+	VerdictUnknown = "unknown"
+	VerdictRefused = "refused"
+)
+
+// Report is the safe report of one invocation: verdicts and assertion
+// results, never instructions, inputs or credentials (answers only when the
+// caller asked to see content, as Run does).
+type Report struct {
+	Schema  string `json:"schema"`
+	Label   string `json:"label"`
+	Command string `json:"command"`
+	// RunID is the journal file's name without ".db"; empty when refused.
+	RunID       string      `json:"runId,omitempty"`
+	JournalPath string      `json:"journalPath,omitempty"`
+	Agent       AgentRef    `json:"agent"`
+	Route       RouteReport `json:"route"`
+	// Selection is "full" or "subset".
+	Selection string `json:"selection"`
+	// Verdict of the whole file: pass only when every selected example passed.
+	Verdict    string          `json:"verdict"`
+	Journaled  bool            `json:"journaled"`
+	DurationMs float64         `json:"durationMs"`
+	Summary    Summary         `json:"summary"`
+	Examples   []ExampleResult `json:"examples"`
+	// Retention is set for a completed non-pass Test: whether its failure
+	// projection was retained for Explain.
+	Retention *RetentionReport `json:"retention,omitempty"`
+	// Refusal is set when nothing ran: what is wrong and what to change.
+	Refusal *RefusalReport `json:"refusal,omitempty"`
+}
+
+// AgentRef identifies the agent file a report is about.
+type AgentRef struct {
+	ID       string `json:"id,omitempty"`
+	Path     string `json:"path"`
+	Revision string `json:"revision,omitempty"`
+}
+
+// RouteReport names the model routes used, never an endpoint's credential.
+type RouteReport struct {
+	Agent Identity  `json:"agent"`
+	Judge *Identity `json:"judge,omitempty"`
+}
+
+// Identity is a route and model name.
+type Identity struct {
+	Route string `json:"route"`
+	Model string `json:"model"`
+}
+
+// Summary counts example verdicts.
+type Summary struct {
+	Pass    int `json:"pass"`
+	Fail    int `json:"fail"`
+	Unknown int `json:"unknown"`
+	Refused int `json:"refused"`
+}
+
+// ExampleResult is one selected example's outcome.
+type ExampleResult struct {
+	ID string `json:"id"`
+	// AdHoc marks the ad-hoc input of a Run; it has no assertions or verdict
+	// beyond whether its turn completed and replay-verified.
+	AdHoc   bool   `json:"adHoc,omitempty"`
+	Verdict string `json:"verdict"`
+	// Message says why the verdict is what it is, in one line.
+	Message    string  `json:"message,omitempty"`
+	Journaled  bool    `json:"journaled"`
+	Verified   bool    `json:"verified"`
+	DurationMs float64 `json:"durationMs"`
+	// Range is the example's "- id:" line in the source.
+	Range      *agentfile.Range        `json:"range,omitempty"`
+	Assertions []judge.AssertionResult `json:"assertions,omitempty"`
+	// Deciding is the index of the assertion that decided a fail or
+	// unknown verdict, when one did.
+	Deciding      *int             `json:"deciding,omitempty"`
+	DecidingRange *agentfile.Range `json:"decidingRange,omitempty"`
+	// Answer is present only when content was requested (Run shows it).
+	Answer *string `json:"answer,omitempty"`
+}
+
+// RefusalReport is the JSON form of a refusal.
+type RefusalReport struct {
+	Message     string                 `json:"message"`
+	Next        string                 `json:"next,omitempty"`
+	Diagnostics []agentfile.Diagnostic `json:"diagnostics,omitempty"`
+}

@@ -1,0 +1,375 @@
+package localpreview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/secrets"
+	"github.com/kmxdev/kmx/sidecar/internal/sessions"
+	"github.com/kmxdev/kmx/sidecar/internal/state"
+)
+
+// Bounds that apply unless Options says otherwise.
+const (
+	DefaultExampleDeadline = 2 * time.Minute
+	DefaultInvocationBound = 5 * time.Minute
+	// MaxAdHocInput is the largest ad-hoc Run input, in bytes.
+	MaxAdHocInput = 16 << 10
+	// DefaultModel is used when neither the caller nor the file names one.
+	DefaultModel = "gpt-5.6-terra"
+)
+
+// Options configure one invocation. The zero value of every field but
+// StateDir is usable.
+type Options struct {
+	// StateDir is the kmx state root; journals live under
+	// StateDir/local-preview/journals. Empty resolves it from the
+	// environment (KMX_HOME, else the OS config folder).
+	StateDir string
+	// Getenv reads the environment: only KMX_HOME/XDG/HOME for the state
+	// folder and the variable named by KeyEnv/JudgeKeyEnv.
+	Getenv func(string) string
+	// Model is a runtime override (editor picker, --model, MCP argument).
+	Model string
+	// Endpoints: see the route package. Empty means none.
+	Endpoint, KeyEnv, JudgeEndpoint, JudgeKeyEnv string
+
+	ExampleDeadline time.Duration
+	InvocationBound time.Duration
+
+	// ShowContent includes answers in the report. Run sets it.
+	ShowContent bool
+	// OnExample, when set, receives each example's result as soon as it is
+	// decided, in selection order (for streaming output and progress).
+	OnExample func(ExampleResult)
+	// NewExecutor replaces the journaled Sessions executor (tests only). The
+	// returned executor's results are reported with its own Journaled flag.
+	NewExecutor func(j *journal.Journal, p *Plan) (Executor, func(), error)
+	// Version is the kmx version recorded in the journal.
+	Version string
+}
+
+// Request names the file and what to run.
+type Request struct {
+	Path   string
+	Source []byte
+	// Examples selects example IDs; empty selects all.
+	Examples []string
+	// Input is ad-hoc input for Run; it replaces the example selection.
+	Input *string
+}
+
+// Run executes the selected examples (or the ad-hoc input) and shows each
+// answer; assertions are checked too, so a Run of an example has a verdict.
+func Run(ctx context.Context, opts Options, req Request) (*Report, error) {
+	opts.ShowContent = true
+	return invoke(ctx, "run", opts, req)
+}
+
+// Test executes the selected examples and judges them.
+func Test(ctx context.Context, opts Options, req Request) (*Report, error) {
+	if req.Input != nil {
+		return nil, refuse("use kmx run FILE --input TEXT to try an input; kmx test runs the file's examples", "ad-hoc input is for Run, not Test")
+	}
+	return invoke(ctx, "test", opts, req)
+}
+
+func invoke(ctx context.Context, command string, opts Options, req Request) (*Report, error) {
+	start := time.Now()
+	rep := &Report{Schema: ReportSchema, Label: Label, Command: command, Agent: AgentRef{Path: req.Path}, Selection: "full", Examples: []ExampleResult{}}
+	plan, err := prepare(opts, req, rep)
+	if err != nil {
+		return refusedReport(rep, err, start), err
+	}
+	if err := execute(ctx, command, opts, plan, rep); err != nil {
+		return refusedReport(rep, err, start), err
+	}
+	rep.DurationMs = ms(time.Since(start))
+	return rep, nil
+}
+
+// refusedReport marks a report as refused when err is a Refusal (other
+// errors keep whatever the report had; they are reported by the caller).
+func refusedReport(rep *Report, err error, start time.Time) *Report {
+	r, ok := AsRefusal(err)
+	if !ok {
+		return rep
+	}
+	rep.Verdict = VerdictRefused
+	rep.Refusal = &RefusalReport{Message: r.Msg, Next: r.Next, Diagnostics: r.Diagnostics}
+	for i := range rep.Examples {
+		rep.Examples[i].Verdict = VerdictRefused
+		rep.Examples[i].Message = r.Msg
+	}
+	rep.Summary = Summary{Refused: len(rep.Examples)}
+	rep.DurationMs = ms(time.Since(start))
+	return rep
+}
+
+// Plan is everything decided before anything is created or sent.
+type Plan struct {
+	Agent    *agentfile.Agent
+	Selected []agentfile.Example
+	AdHoc    *string
+	Routes   *routes
+	// subject is the file subject for retained failures, frozen before any
+	// model send so a later path replacement cannot rebind the record.
+	subject    string
+	subjectErr error
+}
+
+// prepare parses and checks everything that can be refused, before any
+// journal exists or any request is sent.
+func prepare(opts Options, req Request, rep *Report) (*Plan, error) {
+	res := agentfile.Parse(req.Path, req.Source)
+	if res.Agent != nil {
+		rep.Agent.ID = res.Agent.ID
+		rep.Agent.Revision = res.Agent.Revision
+	}
+	plan := &Plan{Agent: res.Agent}
+	plan.subject, plan.subjectErr = failures.Subject(req.Path)
+	if req.Input == nil {
+		if sel, err := selectExamples(res.Agent, req.Examples); err == nil {
+			plan.Selected = sel
+			for _, ex := range sel {
+				r := ex.Range
+				rep.Examples = append(rep.Examples, ExampleResult{ID: ex.ID, Range: &r})
+			}
+			if len(req.Examples) > 0 {
+				rep.Selection = "subset"
+			}
+		} else if res.State == agentfile.Valid {
+			return nil, err
+		}
+	}
+	if res.State != agentfile.Valid {
+		return nil, fileRefusal(req.Path, res)
+	}
+	if req.Input != nil {
+		if len(req.Examples) > 0 {
+			return nil, refuse("pass either --example or --input, not both", "ad-hoc input replaces the example selection")
+		}
+		if err := checkAdHoc(*req.Input); err != nil {
+			return nil, err
+		}
+		plan.AdHoc = req.Input
+		rep.Selection = "subset"
+		rep.Examples = append(rep.Examples, ExampleResult{ID: adHocID, AdHoc: true})
+	} else if len(plan.Selected) == 0 {
+		return nil, refuse(fmt.Sprintf("add a '## Examples' section with a yaml list of examples to %s", req.Path), "%s has no examples to run", req.Path)
+	}
+	for _, ex := range plan.Selected {
+		for _, a := range ex.Assertions {
+			switch a.Type {
+			case agentfile.Contains, agentfile.NotContains, agentfile.Regex, agentfile.LLMJudge:
+			case agentfile.ToolCalled, agentfile.ToolNotCalled:
+				return nil, refuse("remove the tool assertion, or run this example once the tools harness is available",
+					"example %q asserts %s, but this preview is tool-free: tool assertions need a tool host", ex.ID, a.Type)
+			default:
+				return nil, refuse("use contains, notContains, regex or llmJudge", "example %q uses unsupported assertion type %q", ex.ID, a.Type)
+			}
+		}
+	}
+	rt, err := resolveRoutes(opts, plan)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCredentialEcho(plan, rt); err != nil {
+		return nil, err
+	}
+	plan.Routes = rt
+	rep.Route.Agent = Identity{Route: rt.agent.Route, Model: rt.agent.Model}
+	if rt.judge != nil {
+		rep.Route.Judge = &Identity{Route: rt.judge.Route, Model: rt.judge.Model}
+	}
+	return plan, nil
+}
+
+const adHocID = "(input)"
+
+func checkAdHoc(input string) error {
+	if len(input) > MaxAdHocInput {
+		return refuse("shorten the input to at most 16 KiB, or put it in an example", "the ad-hoc input is %d bytes; the limit is %d", len(input), MaxAdHocInput)
+	}
+	if strings.TrimSpace(input) == "" {
+		return refuse("pass the text to send with --input TEXT or --input-file PATH", "the ad-hoc input is empty")
+	}
+	if f := secrets.Scan(input); len(f) > 0 {
+		return refuse("remove the credential from the input; kmx never sends or journals credential-shaped text",
+			"the ad-hoc input contains a credential-shaped value (%s) at byte %d", f[0].Shape, f[0].Start)
+	}
+	return nil
+}
+
+func selectExamples(a *agentfile.Agent, ids []string) ([]agentfile.Example, error) {
+	if a == nil {
+		return nil, nil
+	}
+	if len(ids) == 0 {
+		return a.Examples, nil
+	}
+	byID := make(map[string]int, len(a.Examples))
+	for i, ex := range a.Examples {
+		byID[ex.ID] = i
+	}
+	seen := map[string]bool{}
+	var out []agentfile.Example
+	for _, id := range ids {
+		i, ok := byID[id]
+		if !ok {
+			known := make([]string, 0, len(a.Examples))
+			for _, ex := range a.Examples {
+				known = append(known, ex.ID)
+			}
+			return nil, refuse("choose one of: "+strings.Join(known, ", "), "no example with id %q", id)
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, a.Examples[i])
+		}
+	}
+	return out, nil
+}
+
+// execute opens the journal, runs every selected example and fills rep.
+func execute(ctx context.Context, command string, opts Options, plan *Plan, rep *Report) error {
+	bound := opts.InvocationBound
+	if bound <= 0 {
+		bound = DefaultInvocationBound
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+
+	root, err := stateRoot(opts)
+	if err != nil {
+		return err
+	}
+	dir, err := journalDir(root)
+	if err != nil {
+		return err
+	}
+	j, err := journal.Create(ctx, dir, journal.RunMeta{
+		KmxVersion:    opts.Version,
+		AgentID:       plan.Agent.ID,
+		AgentRevision: plan.Agent.Revision,
+		Command:       command,
+		Label:         Label,
+	})
+	if err != nil {
+		var unsafe *state.UnsafeError
+		if errors.As(err, &unsafe) {
+			return &Refusal{Msg: unsafe.Error(), Next: "make the state folder private (chmod 700), or set KMX_HOME to a private folder"}
+		}
+		return fmt.Errorf("create journal: %w", err)
+	}
+	rep.RunID = j.ID()
+	rep.JournalPath = j.Path()
+
+	exec, stop, err := newExecutor(ctx, opts, j, plan)
+	if err != nil {
+		_ = j.Finish(context.WithoutCancel(ctx), journal.StatusFailed)
+		return err
+	}
+	l := &loop{opts: opts, plan: plan, exec: exec, rep: rep}
+	l.run(ctx)
+	stop()
+
+	status := journal.StatusFinished
+	if ctx.Err() != nil {
+		status = journal.StatusCancelled
+	}
+	if err := j.Finish(context.WithoutCancel(ctx), status); err != nil {
+		// A journal that did not finalize cannot back a pass.
+		l.demote("the journal could not be finalized")
+		return fmt.Errorf("finish journal: %w", err)
+	}
+	rep.Journaled = l.journaled()
+	rep.Verdict = fileVerdict(rep.Examples)
+	// Run, a passing Test, cancellation and execution failure keep no
+	// failure record.
+	if command == "test" && rep.Verdict != VerdictPass && status == journal.StatusFinished && !l.execFailed {
+		rep.Retention = retain(root, plan, rep)
+	}
+	return nil
+}
+
+func stateRoot(opts Options) (string, error) {
+	if opts.StateDir != "" {
+		return opts.StateDir, nil
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	root, err := state.Dir(getenv, runtime.GOOS)
+	if err != nil {
+		return "", &Refusal{Msg: err.Error(), Next: "set KMX_HOME to an absolute path of a private folder"}
+	}
+	return root, nil
+}
+
+func journalDir(root string) (string, error) {
+	dir, err := journal.EnsureDir(root)
+	if err != nil {
+		var unsafe *state.UnsafeError
+		if errors.As(err, &unsafe) {
+			return "", &Refusal{Msg: unsafe.Error(), Next: "make the state folder private (chmod 700), or set KMX_HOME to a private folder"}
+		}
+		return "", fmt.Errorf("prepare state folder: %w", err)
+	}
+	return dir, nil
+}
+
+func newExecutor(ctx context.Context, opts Options, j *journal.Journal, plan *Plan) (Executor, func(), error) {
+	if opts.NewExecutor != nil {
+		return opts.NewExecutor(j, plan)
+	}
+	emb, err := sessions.Start(ctx, sessions.Options{Journal: j, Resolve: plan.Routes.resolve})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start embedded sessions: %w", err)
+	}
+	return newSessionsExecutor(emb), func() { emb.Close() }, nil
+}
+
+func fileVerdict(exs []ExampleResult) string {
+	if len(exs) == 0 {
+		return VerdictUnknown
+	}
+	v, answered := VerdictPass, 0
+	for _, ex := range exs {
+		switch ex.Verdict {
+		case VerdictPass:
+		case VerdictAnswered:
+			answered++
+		case VerdictFail:
+			v = VerdictFail
+		default:
+			if v == VerdictPass {
+				v = VerdictUnknown
+			}
+		}
+	}
+	if v == VerdictPass && answered == len(exs) {
+		return VerdictAnswered
+	}
+	return v
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// judgeSampler runs each judge sample as its own turn on the executor.
+type judgeSampler struct {
+	exec    Executor
+	routes  *routes
+	example string
+}
+
+var _ judge.Sampler = (*judgeSampler)(nil)
