@@ -319,7 +319,7 @@ func isBlockOpenerPrefix(s string) bool {
 	if s == "" || s[0] != '`' && s[0] != '~' {
 		return false
 	}
-	rest := strings.TrimLeft(s, s[:1])
+	rest := strings.ToLower(strings.TrimLeft(strings.TrimLeft(s, s[:1]), " \t"))
 	return strings.HasPrefix("yaml", rest) || strings.HasPrefix("yml", rest)
 }
 
