@@ -145,7 +145,7 @@ func (g *gen) reach(t reflect.Type) {
 		return
 	}
 	if t.Name() == "" || isBuiltin(t) {
-		if t.Kind() == reflect.Struct {
+		if t.Kind() == reflect.Struct && t.Name() == "" {
 			g.fail(fmt.Errorf("anonymous struct %s: give it a name so both sides can refer to it", t))
 		}
 		return
@@ -252,6 +252,10 @@ func (g *gen) ts(t reflect.Type) string {
 		return "number"
 	case reflect.Slice, reflect.Array:
 		el := g.ts(t.Elem())
+		if t.Elem().Kind() == reflect.Pointer {
+			// A nil element encodes as null.
+			el += " | null"
+		}
 		if strings.ContainsAny(el, " |") {
 			el = "(" + el + ")"
 		}

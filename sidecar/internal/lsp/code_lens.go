@@ -1,0 +1,91 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+)
+
+type codeLensParams struct {
+	TextDocument struct {
+		URI string `json:"uri"`
+	} `json:"textDocument"`
+}
+
+type lspCommand struct {
+	Title     string `json:"title"`
+	Command   string `json:"command"`
+	Arguments []any  `json:"arguments,omitempty"`
+}
+
+type codeLens struct {
+	Range   lspRange    `json:"range"`
+	Command *lspCommand `json:"command,omitempty"`
+}
+
+// Lens titles, shared with the golden transcripts and the docs.
+const (
+	titleTestFile   = "▶ Test file"
+	titleRunExample = "▶ Run example"
+)
+
+// codeLens returns "▶ Test file" above "## Examples" with each declared
+// tool's state beside it (plain text lenses: no command, so no switch), and
+// "▶ Run example" above each "- id:". Lenses appear even when the file has
+// errors: their command then answers with the refusal.
+func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p codeLensParams
+	if err := decode("textDocument/codeLens", raw, &p); err != nil {
+		return nil, err
+	}
+	uri := p.TextDocument.URI
+	res, _, ok := s.parsed(uri)
+	if !ok || res.Agent == nil {
+		return []codeLens{}, nil
+	}
+	a := res.Agent
+	lenses := []codeLens{}
+	if a.ExamplesHeading != nil {
+		at := toLSPRange(*a.ExamplesHeading)
+		lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{
+			Title: titleTestFile, Command: CommandTestFile, Arguments: []any{TestParams{URI: uri}},
+		}})
+		ts := readToolSettings(uriPath(uri), a.Tools)
+		if ts.Error != "" {
+			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{Title: "⚠ " + ts.Error}})
+		}
+		if len(ts.States) > 0 {
+			parts := make([]string, 0, len(ts.States))
+			for _, st := range ts.States {
+				parts = append(parts, fmt.Sprintf("%s: %s", st.Name, st.State))
+			}
+			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{Title: "tools: " + strings.Join(parts, ", ")}})
+		}
+	}
+	for _, ex := range a.Examples {
+		lenses = append(lenses, codeLens{Range: toLSPRange(ex.Range), Command: &lspCommand{
+			Title: titleRunExample, Command: CommandRunExample, Arguments: []any{ExampleParams{URI: uri, ExampleID: ex.ID}},
+		}})
+	}
+	return lenses, nil
+}
+
+// parsed returns the parse of an open document's current version (cached
+// when diagnostics already ran) and that version.
+func (s *Server) parsed(uri string) (agentfile.Result, int32, bool) {
+	s.mu.Lock()
+	doc, ok := s.docs[uri]
+	if !ok {
+		s.mu.Unlock()
+		return agentfile.Result{}, 0, false
+	}
+	snap := *doc
+	s.mu.Unlock()
+	if snap.result != nil {
+		return *snap.result, snap.version, true
+	}
+	return s.parse(uriPath(uri), snap.text), snap.version, true
+}

@@ -1,0 +1,229 @@
+package lsp
+
+import (
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// This file is the kmx side of the editor contract: every command ID, custom
+// method, their params and results, and the protocol version. It is written
+// once, here; shared/protocol/kmx-protocol.ts is generated from it by
+// sidecar/cmd/kmx-protocolgen, and a test fails when that file is stale.
+// Change a type here, run the generator, and the extension's compiler shows
+// what else must change.
+
+// ProtocolVersion versions the contract below. The server returns it in the
+// initialize result (serverInfo and experimental.kmxProtocolVersion); the
+// extension refuses a server whose version it does not know. Bump it on any
+// change that an older extension would misread.
+const ProtocolVersion = "kmx.lsp/v1"
+
+// Command IDs for workspace/executeCommand. Each takes exactly one argument,
+// the params object of the custom method it shares a handler with (see
+// Methods), and returns that method's result.
+const (
+	CommandRunExample   = "kmx.runExample"
+	CommandRunWithInput = "kmx.runWithInput"
+	CommandTestFile     = "kmx.testFile"
+	CommandExplain      = "kmx.explainLastFailure"
+)
+
+// Custom request methods (client → server unless noted).
+const (
+	MethodRun      = "kmx/run"
+	MethodTest     = "kmx/test"
+	MethodExamples = "kmx/examples"
+	MethodExplain  = "kmx/explain"
+)
+
+// ExampleParams names one example of an open (or on-disk) agent file.
+type ExampleParams struct {
+	// URI is the agent file's document URI (file://…/x.agent.md).
+	URI string `json:"uri"`
+	// ExampleID selects one example; empty runs Input instead.
+	ExampleID string `json:"exampleId,omitempty"`
+	// Input is ad-hoc input for Run (at most 16 KiB, checked for credential
+	// shapes); it replaces the example selection.
+	Input *string `json:"input,omitempty"`
+	// Model overrides the model for this request only (the editor's model
+	// picker); empty uses the settings, then the file's model.
+	Model string `json:"model,omitempty"`
+}
+
+// TestParams selects examples of a file to test.
+type TestParams struct {
+	URI string `json:"uri"`
+	// Examples selects example IDs; empty tests every example of the file.
+	Examples []string `json:"examples,omitempty"`
+	Model    string   `json:"model,omitempty"`
+}
+
+// ReportResult is the answer to a run or a test: the versioned local
+// preview report (per-example verdicts with the example's range and the
+// deciding assertion's range) and the document version it was made from, so
+// the extension can tell when its ranges no longer match the buffer. A
+// refusal is a report with verdict "refused" and a refusal object, not a
+// JSON-RPC error: the editor shows it like any other result.
+type ReportResult struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	URI             string `json:"uri"`
+	// DocumentVersion is the open document's version the run used; 0 when
+	// the file was read from disk because it was not open.
+	DocumentVersion int32                `json:"documentVersion"`
+	Report          *localpreview.Report `json:"report"`
+}
+
+// DocumentParams names one agent file.
+type DocumentParams struct {
+	URI string `json:"uri"`
+}
+
+// ExamplesResult is the parsed view of a document for the Test Explorer: a
+// pure function of the text plus kmx.yaml beside the file.
+type ExamplesResult struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	URI             string `json:"uri"`
+	DocumentVersion int32  `json:"documentVersion"`
+	// State is "valid", "unfinished" or "invalid"; only a valid file runs.
+	State    string `json:"state"`
+	AgentID  string `json:"agentId,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	// ExamplesHeading is the "## Examples" line, absent without one.
+	ExamplesHeading *agentfile.Range `json:"examplesHeading,omitempty"`
+	Examples        []ExampleInfo    `json:"examples"`
+	Tools           ToolSettings     `json:"tools"`
+}
+
+// ExampleInfo is one example: where it is and what it asserts (never its
+// input, which the editor already has in the buffer).
+type ExampleInfo struct {
+	ID string `json:"id"`
+	// Range is the "- id:" line; FullRange the whole list item.
+	Range      agentfile.Range    `json:"range"`
+	FullRange  agentfile.Range    `json:"fullRange"`
+	Assertions []AssertionSummary `json:"assertions"`
+}
+
+// AssertionSummary describes one assertion in one line.
+type AssertionSummary struct {
+	Index int    `json:"index"`
+	Type  string `json:"type"`
+	// Summary is a short human description, e.g. `contains "Release notes:"`.
+	Summary string          `json:"summary"`
+	Range   agentfile.Range `json:"range"`
+}
+
+// ToolSettings is each declared tool's state from kmx.yaml beside the agent
+// file (missing file or name = Enabled). Error is set when kmx.yaml cannot
+// be used; then States is empty and a run is refused until it is fixed.
+type ToolSettings struct {
+	Error  string      `json:"error,omitempty"`
+	States []ToolState `json:"states"`
+}
+
+// ToolState is one declared tool and its state, "Enabled" or "Disabled".
+type ToolState struct {
+	Name  string          `json:"name"`
+	State string          `json:"state"`
+	Range agentfile.Range `json:"range"`
+}
+
+// ExplainParams asks why the last test of a file failed.
+type ExplainParams struct {
+	URI string `json:"uri"`
+	// ShowContent includes recorded answers; off by default.
+	ShowContent bool `json:"showContent,omitempty"`
+}
+
+// ExplainResult carries the offline explanation of retained failures.
+type ExplainResult struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	URI             string `json:"uri"`
+	Label           string `json:"label"`
+	// Explanation is the failures package's versioned JSON
+	// (kmx.explain/v1): records newest first, each current or historical.
+	Explanation failures.Explanation `json:"explanation"`
+}
+
+// Settings are the editor's kmx settings. They carry the NAME of an
+// environment variable that holds a credential, never a credential value:
+// a settings object with a credential-shaped value is refused whole and
+// ignored (the user is told with window/showMessage).
+type Settings struct {
+	// Model overrides the file's model (the editor's model picker).
+	Model string `json:"model,omitempty"`
+	// Endpoint is an OpenAI-compatible base URL.
+	Endpoint string `json:"endpoint,omitempty"`
+	// KeyEnv names the environment variable holding the endpoint's bearer
+	// credential.
+	KeyEnv        string `json:"keyEnv,omitempty"`
+	JudgeEndpoint string `json:"judgeEndpoint,omitempty"`
+	JudgeKeyEnv   string `json:"judgeKeyEnv,omitempty"`
+}
+
+// InitializationOptions is the typed initializationOptions of initialize.
+type InitializationOptions struct {
+	// ProtocolVersion is the contract version the extension speaks; when
+	// set and different from ours, initialize is refused.
+	ProtocolVersion string   `json:"protocolVersion,omitempty"`
+	Settings        Settings `json:"settings"`
+}
+
+// ConfigurationSettings is the settings field of
+// workspace/didChangeConfiguration: the "kmx" section, as
+// vscode-languageclient sends it with synchronize.configurationSection.
+type ConfigurationSettings struct {
+	Kmx *Settings `json:"kmx"`
+}
+
+// ProgressValue is one $/progress value (WorkDoneProgressBegin, Report or
+// End). On end, Outcome says how the work ended.
+type ProgressValue struct {
+	Kind        string `json:"kind"`
+	Title       string `json:"title,omitempty"`
+	Cancellable bool   `json:"cancellable,omitempty"`
+	Message     string `json:"message,omitempty"`
+	Percentage  *int   `json:"percentage,omitempty"`
+	// Outcome is "completed", "failed" or "cancelled" on the end value.
+	Outcome string `json:"outcome,omitempty"`
+}
+
+// Progress outcomes.
+const (
+	OutcomeCompleted = "completed"
+	OutcomeFailed    = "failed"
+	OutcomeCancelled = "cancelled"
+)
+
+// MethodSpec describes one custom method for the generator and the docs.
+type MethodSpec struct {
+	Method string
+	// Command is the workspace/executeCommand ID sharing this handler, if
+	// any.
+	Command string
+	Params  any
+	Result  any
+	Doc     string
+}
+
+// Methods lists the custom methods with their params and results, in the
+// order the docs present them.
+func Methods() []MethodSpec {
+	return []MethodSpec{
+		{MethodExamples, "", DocumentParams{}, ExamplesResult{}, "the parsed examples of a document, for the Test Explorer"},
+		{MethodRun, CommandRunExample, ExampleParams{}, ReportResult{}, "run one example, or ad-hoc input (kmx.runWithInput), showing the answer"},
+		{MethodTest, CommandTestFile, TestParams{}, ReportResult{}, "test the file: all examples or the selected ones"},
+		{MethodExplain, CommandExplain, ExplainParams{}, ExplainResult{}, "why the last test of this file failed, read offline from retained failures"},
+	}
+}
+
+// Commands lists every command ID with the method whose handler it uses.
+func Commands() map[string]string {
+	return map[string]string{
+		CommandRunExample:   MethodRun,
+		CommandRunWithInput: MethodRun,
+		CommandTestFile:     MethodTest,
+		CommandExplain:      MethodExplain,
+	}
+}

@@ -1,0 +1,31 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+)
+
+type didCloseParams struct {
+	TextDocument struct {
+		URI string `json:"uri"`
+	} `json:"textDocument"`
+}
+
+// didClose forgets the document and clears its diagnostics: once closed, a
+// file's problems are not the editor's to show.
+func (s *Server) didClose(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p didCloseParams
+	if err := decode("textDocument/didClose", raw, &p); err != nil {
+		return nil, nil
+	}
+	s.publishMu.Lock()
+	defer s.publishMu.Unlock()
+	s.mu.Lock()
+	delete(s.docs, p.TextDocument.URI)
+	s.mu.Unlock()
+	s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{URI: p.TextDocument.URI, Diagnostics: []diagnostic{}})
+	return nil, nil
+}
+
+// didSave needs nothing: diagnostics follow the buffer, not the disk.
+func (s *Server) didSave(context.Context, json.RawMessage) (any, error) { return nil, nil }

@@ -1,0 +1,82 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+)
+
+// examples serves kmx/examples: the parsed examples of a document for the
+// Test Explorer, from the open buffer (or the file on disk).
+func (s *Server) examples(_ context.Context, raw json.RawMessage) (any, error) {
+	var p DocumentParams
+	if err := decode(MethodExamples, raw, &p); err != nil {
+		return nil, err
+	}
+	if p.URI == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: uri is required", MethodExamples)
+	}
+	res, version, ok := s.parsed(p.URI)
+	if !ok {
+		src, err := s.source(MethodExamples, p.URI)
+		if err != nil {
+			return nil, err
+		}
+		res, version = s.parse(src.path, src.text), src.version
+	}
+	out := &ExamplesResult{
+		ProtocolVersion: ProtocolVersion,
+		URI:             p.URI,
+		DocumentVersion: version,
+		State:           res.State.String(),
+		Examples:        []ExampleInfo{},
+		Tools:           ToolSettings{States: []ToolState{}},
+	}
+	a := res.Agent
+	if a == nil {
+		return out, nil
+	}
+	out.AgentID, out.Revision, out.ExamplesHeading = a.ID, a.Revision, a.ExamplesHeading
+	out.Tools = readToolSettings(uriPath(p.URI), a.Tools)
+	for _, ex := range a.Examples {
+		info := ExampleInfo{ID: ex.ID, Range: ex.Range, FullRange: ex.FullRange, Assertions: []AssertionSummary{}}
+		for _, as := range ex.Assertions {
+			info.Assertions = append(info.Assertions, AssertionSummary{Index: as.Index, Type: string(as.Type), Summary: summarize(as), Range: as.Range})
+		}
+		out.Examples = append(out.Examples, info)
+	}
+	return out, nil
+}
+
+// summarize describes an assertion in one short line. Operands are the
+// author's own text from the buffer (credential shapes there are already
+// refused by the parser), cut to keep the Test Explorer readable.
+func summarize(a agentfile.Assertion) string {
+	switch a.Type {
+	case agentfile.LLMJudge:
+		s := "llmJudge " + strconv.Quote(cut(a.Rubric, 60))
+		if a.JudgeModel != "" {
+			s += " by " + a.JudgeModel
+		}
+		if a.Threshold != nil {
+			s += fmt.Sprintf(" ≥ %d", *a.Threshold)
+		}
+		return s
+	case agentfile.ToolCalled, agentfile.ToolNotCalled:
+		return string(a.Type) + " " + a.Value
+	}
+	return string(a.Type) + " " + strconv.Quote(cut(a.Value, 60))
+}
+
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

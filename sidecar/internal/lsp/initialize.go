@@ -1,0 +1,78 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// initializeParams is the part of InitializeParams kmx reads.
+type initializeParams struct {
+	Capabilities struct {
+		Window struct {
+			WorkDoneProgress bool `json:"workDoneProgress"`
+		} `json:"window"`
+	} `json:"capabilities"`
+	InitializationOptions *json.RawMessage `json:"initializationOptions"`
+}
+
+// initialize moves the session to initialized and says what the server
+// offers: full or incremental sync (we ask for incremental), code lenses,
+// the kmx commands, and the contract version.
+func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p initializeParams
+	if err := decode("initialize", raw, &p); err != nil {
+		return nil, err
+	}
+	var opts InitializationOptions
+	var settingsProblem string
+	if p.InitializationOptions != nil && string(*p.InitializationOptions) != "null" {
+		if err := json.Unmarshal(*p.InitializationOptions, &opts); err != nil {
+			return nil, invalidParams("initialize", err)
+		}
+		if opts.ProtocolVersion != "" && opts.ProtocolVersion != ProtocolVersion {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams,
+				"initialize: the extension speaks %q but this kmx speaks %q; install matching versions of the extension and kmx",
+				opts.ProtocolVersion, ProtocolVersion)
+		}
+		settingsProblem = checkSettings(opts.Settings)
+	}
+
+	s.mu.Lock()
+	if s.state != stateUninitialized {
+		s.mu.Unlock()
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize: already initialized; send it once per session")
+	}
+	s.state = stateInitialized
+	s.clientCap.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
+	if settingsProblem == "" {
+		s.settings = opts.Settings
+	}
+	s.mu.Unlock()
+
+	if settingsProblem != "" {
+		s.refuseSettings(ctx, "initializationOptions", settingsProblem)
+	}
+	s.log.Info("initialized", "protocol", ProtocolVersion, "workDoneProgress", p.Capabilities.Window.WorkDoneProgress)
+
+	commands := make([]string, 0, len(Commands()))
+	for id := range Commands() {
+		commands = append(commands, id)
+	}
+	sortStrings(commands)
+	return &protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{
+				OpenClose: true,
+				Change:    protocol.TextDocumentSyncKindIncremental,
+				Save:      &protocol.SaveOptions{IncludeText: false},
+			},
+			CodeLensProvider:       &protocol.CodeLensOptions{ResolveProvider: false},
+			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: commands},
+			Experimental:           map[string]any{"kmxProtocolVersion": ProtocolVersion},
+		},
+		ServerInfo: &protocol.ServerInfo{Name: "kmx", Version: s.opts.Version},
+	}, nil
+}

@@ -1,0 +1,51 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// runParams is ExampleParams plus the LSP work-done token.
+type runParams struct {
+	ExampleParams
+	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
+}
+
+// run serves kmx/run (and kmx.runExample, kmx.runWithInput): one example,
+// or ad-hoc input, through localpreview.Run, answers shown.
+func (s *Server) run(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p runParams
+	if err := decode(MethodRun, raw, &p); err != nil {
+		return nil, err
+	}
+	return s.runExample(ctx, p.ExampleParams, p.WorkDoneToken)
+}
+
+func (s *Server) runExample(ctx context.Context, p ExampleParams, token json.RawMessage) (any, error) {
+	if p.URI == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: uri is required", MethodRun)
+	}
+	req := localpreview.Request{}
+	title := "kmx: run "
+	switch {
+	case p.Input != nil && p.ExampleID != "":
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: give exampleId or input, not both", MethodRun)
+	case p.Input != nil:
+		req.Input = p.Input
+		title += "with input"
+	case p.ExampleID != "":
+		req.Examples = []string{p.ExampleID}
+		title += "example " + p.ExampleID
+	default:
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: give exampleId (an example of the file) or input (ad-hoc text)", MethodRun)
+	}
+	src, err := s.source(MethodRun, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	return s.execute(ctx, MethodRun, title+" (local preview)", p.URI, token, src, 1, s.previewOptions(p.Model), req, localpreview.Run)
+}

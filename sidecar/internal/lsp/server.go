@@ -1,0 +1,266 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// Options configure a Server. The zero value of every field is usable.
+type Options struct {
+	// Logger receives the server's log (stderr in production). Nil
+	// discards it.
+	Logger *slog.Logger
+	// Getenv reads the environment: the state folder (KMX_HOME, XDG,
+	// HOME) and the variables named by the settings' key variable names.
+	Getenv func(string) string
+	// Version is the kmx version reported in serverInfo and journals
+	// ("dev" when empty).
+	Version string
+	// Parse replaces agentfile.Parse (tests use it to slow a parse down and
+	// race document versions).
+	Parse func(name string, src []byte) agentfile.Result
+	// NewExecutor replaces the journaled Sessions executor of runs (tests
+	// only; see localpreview.Options.NewExecutor).
+	NewExecutor func(j *journal.Journal, p *localpreview.Plan) (localpreview.Executor, func(), error)
+}
+
+// Lifecycle states of a session, in the only order they can move.
+type lifecycle int
+
+const (
+	stateUninitialized lifecycle = iota
+	stateInitialized
+	stateShutdown
+)
+
+// Exit codes Serve returns, as the LSP specification asks: 0 when exit
+// follows shutdown, 1 otherwise (exit without shutdown, or the stream
+// closed first).
+const (
+	ExitOK     = 0
+	ExitNoShut = 1
+)
+
+// CodeServerNotInitialized is LSP's ServerNotInitialized (-32002).
+const CodeServerNotInitialized = jsonrpc2.ServerNotInitialized
+
+// Server is one language server session over one stream.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	conn   jsonrpc2.Conn
+	parse  func(string, []byte) agentfile.Result
+	exited chan int
+
+	mu        sync.Mutex
+	state     lifecycle
+	settings  Settings
+	clientCap clientCapabilities
+	docs      map[string]*document
+
+	// publishMu makes "is this still the newest version?" and the
+	// publishDiagnostics write one step, so an older parse can never be
+	// sent after a newer one.
+	publishMu sync.Mutex
+
+	work *workTracker
+}
+
+// clientCapabilities is the part of the client's capabilities the server
+// acts on.
+type clientCapabilities struct {
+	workDoneProgress bool
+}
+
+// Serve runs a language server on stream until the client sends exit, the
+// stream closes or ctx ends, and returns the process exit code.
+func Serve(ctx context.Context, stream jsonrpc2.Stream, opts Options) int {
+	s := newServer(opts)
+	return s.serve(ctx, stream)
+}
+
+func newServer(opts Options) *Server {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = func(string) string { return "" }
+	}
+	if opts.Version == "" {
+		// Journals record the version that wrote them; never leave it empty.
+		opts.Version = "dev"
+	}
+	parse := opts.Parse
+	if parse == nil {
+		parse = agentfile.Parse
+	}
+	return &Server{
+		opts:   opts,
+		log:    log,
+		parse:  parse,
+		exited: make(chan int, 1),
+		docs:   map[string]*document{},
+		work:   newWorkTracker(),
+	}
+}
+
+func (s *Server) serve(ctx context.Context, stream jsonrpc2.Stream) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.conn = jsonrpc2.NewConn(stream)
+	s.conn.Go(ctx, s.handler())
+	code := ExitNoShut
+	select {
+	case code = <-s.exited:
+	case <-s.conn.Done():
+		s.log.Info("stream closed before exit", "err", s.conn.Err())
+	case <-ctx.Done():
+	}
+	// Stop work still in flight (its replies have nowhere to go) and close
+	// the stream so the reader goroutine ends.
+	cancel()
+	_ = s.conn.Close()
+	<-s.conn.Done()
+	return code
+}
+
+// handlerFunc handles one decoded method: params is the raw JSON params;
+// the result is marshalled as the reply (ignored for notifications).
+type handlerFunc func(ctx context.Context, params json.RawMessage) (any, error)
+
+// methods is the dispatch table: one entry per implemented method, each
+// defined in its own file. Anything else is answered by nyi.
+func (s *Server) methods() map[string]handlerFunc {
+	return map[string]handlerFunc{
+		"initialize":                       s.initialize,
+		"initialized":                      s.initialized,
+		"shutdown":                         s.shutdown,
+		"exit":                             s.exit,
+		"textDocument/didOpen":             s.didOpen,
+		"textDocument/didChange":           s.didChange,
+		"textDocument/didClose":            s.didClose,
+		"textDocument/didSave":             s.didSave,
+		"textDocument/codeLens":            s.codeLens,
+		"workspace/executeCommand":         s.executeCommand,
+		"workspace/didChangeConfiguration": s.didChangeConfiguration,
+		"window/workDoneProgress/cancel":   s.workDoneProgressCancel,
+		"$/setTrace":                       s.setTrace,
+		MethodExamples:                     s.examples,
+		MethodRun:                          s.run,
+		MethodTest:                         s.test,
+		MethodExplain:                      s.explain,
+	}
+}
+
+// handler is the cancel-aware, ordered, asynchronous handler chain, wired
+// like buf's buflsp: $/cancelRequest is handled first so it reaches a
+// request already running; every other message is started in arrival order
+// on its own goroutine; the lifecycle gate and the dispatch table follow.
+func (s *Server) handler() jsonrpc2.Handler {
+	table := s.methods()
+	inner, canceller := jsonrpc2.CancelHandler(asyncHandler(s.recoverHandler(s.lifecycleHandler(s.dispatch(table)))))
+	return cancelRequestHandler(inner, canceller, s.log)
+}
+
+// dispatch decodes nothing itself: it finds the method's handler and
+// replies with what it returns.
+func (s *Server) dispatch(table map[string]handlerFunc) jsonrpc2.Handler {
+	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+		h, ok := table[req.Method()]
+		if !ok {
+			return nyi(ctx, reply, req)
+		}
+		res, err := h(ctx, req.Params())
+		if err != nil {
+			s.log.Debug("request failed", "method", req.Method(), "err", err)
+		}
+		return reply(ctx, res, err)
+	}
+}
+
+// lifecycleHandler enforces the LSP lifecycle: before initialize only
+// initialize (and exit) are served; after shutdown only exit is.
+func (s *Server) lifecycleHandler(next jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+		method := req.Method()
+		_, isCall := req.(*jsonrpc2.Call)
+		s.mu.Lock()
+		st := s.state
+		s.mu.Unlock()
+		switch {
+		case method == "exit":
+			return next(ctx, reply, req)
+		case st == stateUninitialized && method != "initialize":
+			if !isCall {
+				// Notifications before initialize are dropped, as the
+				// specification asks.
+				return reply(ctx, nil, nil)
+			}
+			return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.ServerNotInitialized,
+				"%s: the server is not initialized; send initialize first", method))
+		case st == stateShutdown:
+			return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest,
+				"%s: the server is shut down; only exit is accepted", method))
+		}
+		return next(ctx, reply, req)
+	}
+}
+
+// recoverHandler answers a panicking handler with an internal error instead
+// of crashing the sidecar: a broken invariant is reported, not fatal.
+func (s *Server) recoverHandler(next jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) (err error) {
+		replied := false
+		guarded := func(ctx context.Context, result any, rerr error) error {
+			replied = true
+			return reply(ctx, result, rerr)
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("handler panicked; this is a kmx bug", "method", req.Method(), "panic", fmt.Sprint(p))
+				if !replied {
+					err = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError,
+						"%s: internal error in kmx (a bug; see the kmx output channel)", req.Method()))
+				}
+			}
+		}()
+		return next(ctx, guarded, req)
+	}
+}
+
+// invalidParams wraps a params decoding problem as InvalidParams.
+func invalidParams(method string, err error) error {
+	return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: invalid params: %v", method, err)
+}
+
+// decode unmarshals params strictly enough to catch a wrong shape: a
+// missing or null params object is refused for methods that need one.
+func decode(method string, raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return invalidParams(method, errors.New("params are required"))
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return invalidParams(method, err)
+	}
+	return nil
+}
+
+// notify sends a notification to the client, logging (not failing) when
+// the stream is gone.
+func (s *Server) notify(ctx context.Context, method string, params any) {
+	if err := s.conn.Notify(context.WithoutCancel(ctx), method, params); err != nil {
+		s.log.Debug("notify failed", "method", method, "err", err)
+	}
+}

@@ -1,0 +1,59 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/kmxdev/kmx/sidecar/internal/secrets"
+)
+
+// envName is a portable environment variable name. Settings name the
+// variable holding a credential; they never hold the credential.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkSettings says what is wrong with a settings object, or "". A
+// credential-shaped value anywhere refuses the whole object: it is never
+// stored, logged or echoed (the message names the field and the shape only).
+func checkSettings(st Settings) string {
+	fields := []struct{ name, value string }{
+		{"model", st.Model},
+		{"endpoint", st.Endpoint},
+		{"keyEnv", st.KeyEnv},
+		{"judgeEndpoint", st.JudgeEndpoint},
+		{"judgeKeyEnv", st.JudgeKeyEnv},
+	}
+	for _, f := range fields {
+		if found := secrets.Scan(f.value); len(found) > 0 {
+			return fmt.Sprintf("kmx.%s holds a credential-shaped value (%s); settings take the NAME of an environment variable that holds the credential, never the value: put the credential in a variable and set kmx.keyEnv to its name",
+				f.name, found[0].Shape)
+		}
+	}
+	for _, f := range fields[2:] {
+		if f.name == "judgeEndpoint" || f.value == "" {
+			continue
+		}
+		if !envName.MatchString(f.value) {
+			return fmt.Sprintf("kmx.%s must be the name of an environment variable (letters, digits and _, not starting with a digit); the credential itself stays in that variable", f.name)
+		}
+	}
+	return ""
+}
+
+// refuseSettings tells the user a settings object was ignored and why.
+func (s *Server) refuseSettings(ctx context.Context, where, problem string) {
+	s.log.Warn("settings refused and ignored", "where", where)
+	s.notify(ctx, "window/showMessage", &protocol.ShowMessageParams{
+		Type:    protocol.MessageTypeError,
+		Message: "kmx ignored the settings from " + where + ": " + problem,
+	})
+}
+
+// currentSettings returns a copy of the settings in force now.
+func (s *Server) currentSettings() Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
+}

@@ -1,0 +1,45 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+type testParams struct {
+	TestParams
+	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
+}
+
+// test serves kmx/test (and kmx.testFile): the selected examples, or all,
+// through localpreview.Test.
+func (s *Server) test(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p testParams
+	if err := decode(MethodTest, raw, &p); err != nil {
+		return nil, err
+	}
+	return s.testFile(ctx, p.TestParams, p.WorkDoneToken)
+}
+
+func (s *Server) testFile(ctx context.Context, p TestParams, token json.RawMessage) (any, error) {
+	if p.URI == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: uri is required", MethodTest)
+	}
+	src, err := s.source(MethodTest, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	title := "kmx: test file (local preview)"
+	total := len(p.Examples)
+	if total == 0 {
+		if res := s.parse(src.path, src.text); res.Agent != nil {
+			total = len(res.Agent.Examples)
+		}
+	} else {
+		title = "kmx: test selected examples (local preview)"
+	}
+	return s.execute(ctx, MethodTest, title, p.URI, token, src, total, s.previewOptions(p.Model), localpreview.Request{Examples: p.Examples}, localpreview.Test)
+}

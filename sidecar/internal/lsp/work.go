@@ -1,0 +1,132 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// CodeRequestFailed is LSP's RequestFailed (-32803): the request was well
+// formed but the work failed (not a refusal: those are results).
+const CodeRequestFailed jsonrpc2.Code = -32803
+
+// maxDiskSource bounds an agent file read from disk when it is not open.
+const maxDiskSource = 8 << 20
+
+// source is the text a run uses: the open buffer (what the user sees,
+// saved or not) or, for a file that is not open, the file on disk.
+type source struct {
+	path    string
+	text    []byte
+	version int32
+}
+
+func (s *Server) source(method, uri string) (source, error) {
+	path := uriPath(uri)
+	s.mu.Lock()
+	doc, ok := s.docs[uri]
+	var src source
+	if ok {
+		src = source{path: path, text: append([]byte(nil), doc.text...), version: doc.version}
+	}
+	s.mu.Unlock()
+	if ok {
+		if src.path == "" {
+			src.path = uri
+		}
+		return src, nil
+	}
+	if path == "" {
+		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is neither open nor a file URI; open the file or save it to disk", method, uri)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: cannot read %s: %v; open the file in the editor or check the path", method, path, unwrapPathError(err))
+	}
+	defer f.Close()
+	text, err := io.ReadAll(io.LimitReader(f, maxDiskSource+1))
+	if err != nil {
+		return source{}, jsonrpc2.Errorf(CodeRequestFailed, "%s: reading %s failed: %v", method, path, unwrapPathError(err))
+	}
+	if len(text) > maxDiskSource {
+		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %s is larger than 8 MiB; an agent file should be far smaller", method, path)
+	}
+	return source{path: path, text: text}, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// previewOptions maps the session's settings (and a per-request model
+// override) onto the runner's options.
+func (s *Server) previewOptions(model string) localpreview.Options {
+	st := s.currentSettings()
+	if model == "" {
+		model = st.Model
+	}
+	return localpreview.Options{
+		Getenv:        s.opts.Getenv,
+		Model:         model,
+		Endpoint:      st.Endpoint,
+		KeyEnv:        st.KeyEnv,
+		JudgeEndpoint: st.JudgeEndpoint,
+		JudgeKeyEnv:   st.JudgeKeyEnv,
+		NewExecutor:   s.opts.NewExecutor,
+		Version:       s.opts.Version,
+	}
+}
+
+// runFunc is localpreview.Run or localpreview.Test.
+type runFunc func(context.Context, localpreview.Options, localpreview.Request) (*localpreview.Report, error)
+
+// execute runs one invocation as long work: it releases the message queue
+// (the snapshot is taken), reports progress per example, honours
+// $/cancelRequest, the progress cancel button and shutdown, and ends the
+// progress completed, failed or cancelled.
+func (s *Server) execute(ctx context.Context, method, title, uri string, token []byte, src source, total int, opts localpreview.Options, req localpreview.Request, fn runFunc) (*ReportResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	id, name := s.work.start(cancel)
+	release(ctx)
+
+	prog := s.beginProgress(ctx, token, name, title, cancel)
+	defer s.work.finish(id, prog.token)
+
+	done := 0
+	opts.OnExample = func(ex localpreview.ExampleResult) {
+		done++
+		pct := 100
+		if total > 0 {
+			pct = min(100, done*100/total)
+		}
+		prog.report(fmt.Sprintf("%s: %s", ex.ID, ex.Verdict), pct)
+	}
+	req.Path = src.path
+	req.Source = src.text
+	rep, err := fn(ctx, opts, req)
+	switch _, refused := localpreview.AsRefusal(err); {
+	case ctx.Err() != nil:
+		prog.end(OutcomeCancelled, "stopped; examples after the one in flight were not sent")
+	case refused:
+		prog.end(OutcomeFailed, "refused: "+err.Error())
+	case err != nil:
+		prog.end(OutcomeFailed, err.Error())
+		s.log.Error("run failed", "method", method, "err", err)
+		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", method, err)
+	default:
+		sum := rep.Summary
+		prog.end(OutcomeCompleted, fmt.Sprintf("%s — %d pass, %d fail, %d unknown (local preview)", rep.Verdict, sum.Pass, sum.Fail, sum.Unknown))
+	}
+	return &ReportResult{ProtocolVersion: ProtocolVersion, URI: uri, DocumentVersion: src.version, Report: rep}, nil
+}
