@@ -1,0 +1,80 @@
+package journal_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+)
+
+// turnPayloads are the five records of a typical tool-free turn: 300 bytes
+// of instructions, a 40-byte input and a 60-byte answer.
+func turnPayloads(b *testing.B, session string) [5][]byte {
+	b.Helper()
+	instr := strings.Repeat("Reply with exactly `hello` followed by the input. ", 6)[:300]
+	input := strings.Repeat("i", 40)
+	answer := strings.Repeat("a", 60)
+	model := journal.ModelIdentity{Route: "fake", Model: "fake"}
+	sum := sha256.Sum256([]byte(instr + input))
+	vs := []any{
+		journal.SessionPlaced{SessionID: session, Harness: "chat", Purpose: "agent", ExampleID: "greets-by-name", Model: model},
+		journal.TurnStarted{Turn: 1, Instructions: instr, Input: input, Model: model},
+		journal.ModelRequest{Turn: 1, Model: "fake", SHA256: hex.EncodeToString(sum[:]), Bytes: 420},
+		journal.ModelCompletion{Turn: 1, Model: "fake", Text: answer, FinishReason: "stop"},
+		journal.TurnTerminal{Turn: 1, State: journal.StateCompleted, Answer: answer},
+	}
+	var out [5][]byte
+	for i, v := range vs {
+		p, err := journal.Encode(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// BenchmarkAppendTurn measures one op = one turn's five Appends, each
+// committed. It reports the journal's size per turn after Finish's
+// checkpoint (the fixed schema pages are amortized over b.N turns).
+func BenchmarkAppendTurn(b *testing.B) {
+	ctx := context.Background()
+	dir := privateDir(b)
+	j, err := journal.Create(ctx, dir, testMeta())
+	if err != nil {
+		b.Fatal(err)
+	}
+	payloads := turnPayloads(b, "00000000-0000-0000-0000-000000000000")
+	turns := 0
+	cpu0, haveCPU := cpuTime()
+	b.ReportAllocs()
+	for b.Loop() {
+		// A fresh, UUID-length session per turn, as each example gets.
+		session := fmt.Sprintf("%08x-0000-4000-8000-000000000000", turns)
+		for i, k := range journal.TurnKinds {
+			if _, err := j.Append(ctx, journal.Record{SessionID: session, Turn: 1, Kind: k, Version: journal.SchemaVersion, Payload: payloads[i]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		turns++
+	}
+	b.StopTimer()
+	cpu1, _ := cpuTime()
+	if err := j.Finish(ctx, journal.StatusFinished); err != nil {
+		b.Fatal(err)
+	}
+	fi, err := os.Stat(j.Path())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(fi.Size())/float64(turns), "journal-B/turn")
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(turns), "µs/turn")
+	if haveCPU {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(turns), "cpu-µs/turn")
+	}
+}
