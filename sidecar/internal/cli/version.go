@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+
+	"github.com/kmxdev/kmx/sidecar/internal/version"
 )
 
-// Version is the kmx release; the sidecar and the extension share it.
-const Version = "0.1.0"
+// Version is the kmx release.
+const Version = version.Version
 
 func runVersion(_ context.Context, env Env, args []string) error {
 	if len(args) > 0 {

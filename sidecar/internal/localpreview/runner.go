@@ -15,6 +15,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
+	"github.com/kmxdev/kmx/sidecar/internal/version"
 )
 
 // Bounds that apply unless Options says otherwise.
@@ -155,7 +156,7 @@ func prepare(opts Options, req Request, rep *Report) (*Plan, error) {
 	}
 	if req.Input != nil {
 		if len(req.Examples) > 0 {
-			return nil, refuse("pass either --example or --input, not both", "ad-hoc input replaces the example selection")
+			return nil, refuse("pass either --example or --input, not both", "ad-hoc input replaces the example selection; pass --example or --input, not both")
 		}
 		if err := checkAdHoc(*req.Input); err != nil {
 			return nil, err
@@ -255,6 +256,9 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 	dir, err := journalDir(root)
 	if err != nil {
 		return err
+	}
+	if opts.Version == "" {
+		opts.Version = version.Version
 	}
 	j, err := journal.Create(ctx, dir, journal.RunMeta{
 		KmxVersion:    opts.Version,
