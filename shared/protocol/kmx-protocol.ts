@@ -136,6 +136,7 @@ export interface Report {
   durationMs: number;
   summary: Summary;
   examples: ExampleResult[] | null;
+  retention?: RetentionReport;
   refusal?: RefusalReport;
 }
 
@@ -200,6 +201,12 @@ export type AssertionType = string;
 
 /** Go: judge.Outcome */
 export type Outcome = string;
+
+/** Go: localpreview.RetentionReport */
+export interface RetentionReport {
+  status: string;
+  reason?: string;
+}
 
 /** Go: localpreview.RefusalReport */
 export interface RefusalReport {
