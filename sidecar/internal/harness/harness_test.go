@@ -57,7 +57,7 @@ func (m *blockingModel) Complete(ctx context.Context, _ route.Request) (route.Co
 	return route.Completion{}, ctx.Err()
 }
 
-func dial(t *testing.T, resolve Resolver) sessionspb.HarnessClient {
+func dial(t testing.TB, resolve Resolver) sessionspb.HarnessClient {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
@@ -77,7 +77,7 @@ func dial(t *testing.T, resolve Resolver) sessionspb.HarnessClient {
 }
 
 // collect runs one turn and returns every event until the stream ends.
-func collect(ctx context.Context, t *testing.T, c sessionspb.HarnessClient, req *sessionspb.HarnessTurnRequest) ([]*sessionspb.HarnessEvent, error) {
+func collect(ctx context.Context, t testing.TB, c sessionspb.HarnessClient, req *sessionspb.HarnessTurnRequest) ([]*sessionspb.HarnessEvent, error) {
 	t.Helper()
 	stream, err := c.Turn(ctx, req)
 	if err != nil {

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
@@ -35,13 +36,26 @@ func BenchmarkTurn(b *testing.B) {
 	}
 	next()
 	defer func() { e.Close() }()
+	// cpu sums process CPU over the timed stretches only, like the timer.
+	var cpu time.Duration
+	cpuStart, cpuOK := processCPU()
+	pause := func() {
+		b.StopTimer()
+		now, _ := processCPU()
+		cpu += now - cpuStart
+	}
+	resume := func() {
+		cpuStart, _ = processCPU()
+		b.StartTimer()
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpuStart, _ = processCPU()
 	for i := 0; i < b.N; i++ {
 		if i > 0 && i%turnsPerRun == 0 {
-			b.StopTimer()
+			pause()
 			next()
-			b.StartTimer()
+			resume()
 		}
 		c := e.Client()
 		s, err := c.CreateSession(ctx, &sessionspb.CreateSessionRequest{Purpose: harness.PurposeAgent, ExampleId: "weekly", Model: fakeIdentity})
@@ -56,5 +70,9 @@ func BenchmarkTurn(b *testing.B) {
 		if err != nil || !v.GetVerified() {
 			b.Fatalf("verify: %v %v", v, err)
 		}
+	}
+	pause()
+	if cpuOK {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
