@@ -185,6 +185,9 @@ func kindIndex(k journal.Kind) int {
 // answers only from the recorded completion, over the same gRPC contract a
 // live turn uses, and compares what comes back with the journal.
 func (s *service) replay(ctx context.Context, jt journaledTurn, n int) (*sessionspb.VerifyTurnResponse, error) {
+	// The stream is abandoned after its terminal event; cancelling releases it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	stream, err := s.harness.Turn(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: jt.placed.SessionID, Harness: jt.placed.Harness, Purpose: jt.placed.Purpose,
 		Turn:         int32(jt.started.Turn),
