@@ -325,3 +325,14 @@ func FuzzDecodeReply(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkDecodeReply(b *testing.B) {
+	body := []byte(okReply(testModel, strings.Repeat("Release notes: a line of text. ", 64)))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeReply(body, testModel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
