@@ -41,6 +41,8 @@ func TestUnfinishedAndInvalidCases(t *testing.T) {
 		{"YAML error in a complete example", examplesHead + "```yaml\n- id: a\n  input: x: y\n- id: b\n  input: y\n", Invalid, []string{UnfinishedBlock, UnfinishedExample}, []string{CodeYAMLSyntax}},
 		{"an open bracket continues to the end", examplesHead + "```yaml\n- id: a\n  input: [x\n- id: b\n  input: y\n", Unfinished, []string{UnfinishedBlock, UnfinishedExample}, nil},
 		{"a quoted scalar may continue at column 0", "---\ndescription: \"two\nlines\"\nmodel: fa", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
+		{"a tag line belongs to the mapping after it", "---\n!!map\nname: x\nmodel: fa", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
+		{"a tagged list being typed", examplesHead + "```yaml\n!!seq\n- id: a\n", Unfinished, []string{UnfinishedBlock, UnfinishedExample}, nil},
 		{"leading blank lines are not instructions", "\n\n  \nDo it.\n\n", Valid, nil, []string{CodeNoExamples}},
 		{"a second YAML document", examplesHead + "```yaml\n- id: a\n  input: b\n---\n- id: c\n  input: d\n```\n", Invalid, nil, []string{CodeYAMLSyntax}},
 		{"a document marker before the list", examplesHead + "```yaml\n---\n- id: a\n  input: b\n```\n", Valid, nil, nil},

@@ -185,13 +185,18 @@ func (p *parser) frontmatter() int {
 	p.abandon(UnfinishedFrontmatter, p.src.rng(0, len(t)), "close the frontmatter with a `---` line")
 	// Entries start at column 0 (the first significant line starts one
 	// whatever it looks like); all but the last are complete and checked.
-	last := -1
+	// A line holding only a tag or anchor belongs to the node after it.
+	last, afterProps := -1, false
 	for _, start := range blockLines(t[first.next:], first.next) {
 		s := p.lineText(p.lineAt(start))
-		if trimmed := strings.TrimSpace(s); trimmed != "" && trimmed[0] != '#' &&
-			(last < 0 || !strings.ContainsRune(" \t-", rune(s[0]))) {
+		trimmed := strings.TrimSpace(s)
+		if trimmed == "" || trimmed[0] == '#' {
+			continue
+		}
+		if !afterProps && (last < 0 || !strings.ContainsRune(" \t-", rune(s[0]))) {
 			last = start
 		}
+		afterProps = propertiesOnly(trimmed)
 	}
 	if last < 0 {
 		p.checkFrontmatter(first.next, len(t))
@@ -391,7 +396,7 @@ func isCloserPrefix(s string, f fenceState) bool {
 func (p *parser) openExamples(opener line, start, end int) {
 	t := p.src.text
 	indent, first := -1, line{}
-	last := -1
+	last, items := -1, 0
 	for _, off := range blockLines(t[start:end], start) {
 		l := p.lineAt(off)
 		s := p.lineText(l)
@@ -400,26 +405,41 @@ func (p *parser) openExamples(opener line, start, end int) {
 			continue
 		}
 		if indent < 0 {
-			if strings.TrimSpace(trimmed) == "---" {
-				continue // a document start marker before the list
+			if strings.TrimSpace(trimmed) == "---" || propertiesOnly(strings.TrimSpace(trimmed)) {
+				continue // a document marker, or a tag or anchor of the list
 			}
 			indent, first = len(s)-len(trimmed), l
 		}
 		if len(s)-len(trimmed) == indent && isItemStart(trimmed) {
 			last = l.start
+			items++
 		}
 	}
 	switch {
 	case indent < 0:
 		return // only comments so far
 	case last >= 0:
-		p.examplesComplete(opener, start, last, false)
+		if items > 1 { // before the first item there is nothing complete
+			p.examplesComplete(opener, start, last, false)
+		}
 		p.abandon(UnfinishedExample, p.src.rng(last, len(t)), "this example is checked once the next example starts or the block closes")
 	case !first.nl || strings.HasPrefix(strings.TrimLeft(p.lineText(first), " "), "["):
 		p.abandon(UnfinishedExample, p.src.rng(first.start, len(t)), "finish the list of examples and close the block")
 	default:
 		p.errorf(p.src.rng(first.start, first.end), CodeExamplesNotList, "the Examples block must be a YAML list: start each example with `- id:`")
 	}
+}
+
+// propertiesOnly reports whether a line holds only node properties (tags
+// and anchors), which apply to the node on the following line.
+func propertiesOnly(trimmed string) bool {
+	fields := strings.Fields(trimmed)
+	for _, f := range fields {
+		if f[0] != '!' && f[0] != '&' {
+			return false
+		}
+	}
+	return len(fields) > 0
 }
 
 func isItemStart(s string) bool {
