@@ -216,14 +216,6 @@ func CreatePrivateFile(p string) (*os.File, error) {
 	return f, nil
 }
 
-func unsafeMode(p string, mode fs.FileMode, want string) *UnsafeError {
-	return &UnsafeError{
-		Path:    p,
-		Problem: fmt.Sprintf("has mode %04o, and kmx needs %s (only you can open it)", mode.Perm(), want),
-		Fix:     fmt.Sprintf("run chmod %s %s, or set KMX_HOME to a private folder", strings.TrimPrefix(want, "0"), p),
-	}
-}
-
 func unsafeKind(p, what string) *UnsafeError {
 	return &UnsafeError{
 		Path:    p,

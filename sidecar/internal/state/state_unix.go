@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -60,4 +61,12 @@ func checkCommon(p string, fi fs.FileInfo) error {
 		}
 	}
 	return nil
+}
+
+func unsafeMode(p string, mode fs.FileMode, want string) *UnsafeError {
+	return &UnsafeError{
+		Path:    p,
+		Problem: fmt.Sprintf("has mode %04o, and kmx needs %s (only you can open it)", mode.Perm(), want),
+		Fix:     fmt.Sprintf("run chmod %s %s, or set KMX_HOME to a private folder", strings.TrimPrefix(want, "0"), p),
+	}
 }
