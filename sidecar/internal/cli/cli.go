@@ -31,6 +31,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"check":   {"check agent files and print their diagnostics", runCheck},
 		"lsp":     {"serve the language server on stdin/stdout (the editor starts it)", runLSP},
+		"mcp":     {"serve the MCP tools Run, Test and Explain on stdin/stdout", runMCP},
 		"run":     {"run examples (or an ad-hoc input) and show the answers", runRun},
 		"test":    {"test examples and report a verdict per example", runTest},
 		"version": {"print the kmx version", runVersion},

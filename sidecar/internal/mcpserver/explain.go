@@ -1,0 +1,115 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/state"
+)
+
+// ExplainArgs are the Explain tool's arguments.
+type ExplainArgs struct {
+	File        string `json:"file" jsonschema:"path of the *.agent.md file whose retained Test failures to show; it may since have been deleted"`
+	ShowContent bool   `json:"showContent,omitempty" jsonschema:"include answer excerpts; they are withheld unless asked for"`
+}
+
+func addExplain(srv *mcp.Server, cfg Config) {
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "Explain",
+		Title: "Explain retained Test failures (offline)",
+		Description: "Show the retained failure records of an agent file's earlier Test runs, newest first, each marked current or history. " +
+			"Offline: no model, endpoint or credential is used, and nothing is written. " +
+			"Retained diagnostics, not a test result.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, func(_ context.Context, _ *mcp.CallToolRequest, in ExplainArgs) (*mcp.CallToolResult, *failures.Explanation, error) {
+		return explain(cfg, in)
+	})
+}
+
+// explain is kmx test explain --file FILE [--show-content] --json, as a tool.
+func explain(cfg Config, in ExplainArgs) (*mcp.CallToolResult, *failures.Explanation, error) {
+	if in.File == "" {
+		return errorResult(&refusal{msg: "kmx test explain: name the agent file in the file argument", next: "pass the absolute path of an *.agent.md file as file"}), nil, nil
+	}
+	root, err := state.Dir(cfg.Getenv, runtime.GOOS)
+	if err != nil {
+		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: "start kmx mcp with KMX_HOME set to the absolute path of a private folder"}), nil, nil
+	}
+	current, err := os.ReadFile(in.File)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A deleted file's records can still be shown; all are history.
+		current = nil
+	case err != nil:
+		return errorResult(&refusal{msg: fmt.Sprintf("kmx test explain: cannot read %s: %v", in.File, err), next: "check the path; kmx reads *.agent.md files"}), nil, nil
+	case current == nil:
+		current = []byte{}
+	}
+	exp, err := failures.Explain(root, in.File, current, in.ShowContent)
+	if err != nil {
+		var unsafe *state.UnsafeError
+		if errors.As(err, &unsafe) {
+			return errorResult(&refusal{msg: "kmx test explain: " + unsafe.Error(), next: unsafe.Fix}), nil, nil
+		}
+		return errorResult(&refusal{msg: fmt.Sprintf("kmx test explain: %s: %v", in.File, err), next: "check the path of the agent file"}), nil, nil
+	}
+	if len(exp.Records) == 0 && len(exp.Corrupt) > 0 {
+		r := &refusal{
+			msg:  fmt.Sprintf("kmx test explain: %d record(s) retained for %s, and none can be read", len(exp.Corrupt), in.File),
+			next: "run kmx test explain --file " + in.File + " --clear to remove them, then call Test again",
+		}
+		return errorResult(r), &exp, nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: explainSummary(exp, current == nil)}}}, &exp, nil
+}
+
+// explainSummary is the short text beside the structured explanation.
+func explainSummary(exp failures.Explanation, gone bool) string {
+	var b strings.Builder
+	if len(exp.Records) == 0 {
+		if gone {
+			fmt.Fprintf(&b, "%s does not exist (yet). ", exp.File)
+		}
+		fmt.Fprintf(&b, "%s: nothing is retained for %s: kmx keeps a record only when Test completes with a fail or unknown verdict (the last %d per file)\nnext: call Test on %s",
+			exp.Label, exp.File, failures.MaxRecordsPerSubject, exp.File)
+		return b.String()
+	}
+	rev := "the file no longer exists"
+	if exp.CurrentRevision != "" {
+		rev = "current revision " + failures.ShortRevision(exp.CurrentRevision)
+	}
+	fmt.Fprintf(&b, "%s: %d retained Test failure record(s) for %s, newest first; %s", exp.Label, len(exp.Records), exp.File, rev)
+	withheld := false
+	for i, r := range exp.Records {
+		fmt.Fprintf(&b, "\n[%d] verdict %s, %s: %s", i+1, r.Verdict, r.Relation, r.Note)
+		for _, ex := range r.Examples {
+			fmt.Fprintf(&b, "\n  %s %s", ex.Verdict, ex.ID)
+			if d := ex.Deciding; d != nil {
+				msg := d.Message
+				if msg == "" {
+					msg = d.Outcome
+				}
+				fmt.Fprintf(&b, ": assertion %d (%s): %s", d.Index+1, d.Type, msg)
+			} else if ex.Message != "" {
+				fmt.Fprintf(&b, ": %s", ex.Message)
+			}
+			withheld = withheld || ex.ContentWithheld
+		}
+	}
+	if len(exp.Corrupt) > 0 {
+		fmt.Fprintf(&b, "\n%d further record(s) cannot be read", len(exp.Corrupt))
+	}
+	if withheld {
+		b.WriteString("\nanswer excerpts withheld; call Explain with showContent true to see them")
+	}
+	fmt.Fprintf(&b, "\n%s: retained diagnostics, not a test result; call Test to test the current text", exp.Label)
+	return b.String()
+}

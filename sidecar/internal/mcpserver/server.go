@@ -1,0 +1,212 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// Name is the server name clients see in initialize.
+const Name = "kmx"
+
+// Config is fixed when the server starts. Endpoints and credential variable
+// names come only from here: no tool argument can set them.
+type Config struct {
+	// Endpoint, KeyEnv, JudgeEndpoint and JudgeKeyEnv are the route settings
+	// of kmx mcp's startup flags (variable names, never values).
+	Endpoint, KeyEnv, JudgeEndpoint, JudgeKeyEnv string
+	// Getenv reads the server's environment (state folder, named credential
+	// variables). Nil reads nothing.
+	Getenv func(string) string
+	// Version is reported to clients and recorded in journals.
+	Version string
+	// Logger receives the server's log; it must not write to the protocol
+	// stream. Nil discards.
+	Logger *slog.Logger
+	// NewExecutor replaces the journaled executor (tests only), as in
+	// localpreview.Options.
+	NewExecutor func(j *journal.Journal, p *localpreview.Plan) (localpreview.Executor, func(), error)
+}
+
+// New returns an MCP server offering Run, Test and Explain.
+func New(cfg Config) *mcp.Server {
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "kmx (local preview)", Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions: "kmx runs and tests single-file Markdown agents (*.agent.md) locally. " +
+			"Every result is a local preview: not deployment qualification, suite evidence or a passing receipt. " +
+			"Pass absolute file paths.",
+		Logger: cfg.Logger,
+	})
+	addRun(srv, cfg)
+	addTest(srv, cfg)
+	addExplain(srv, cfg)
+	return srv
+}
+
+// options turns the startup configuration and a tool's model argument into
+// runner options: the same fields the CLI's route flags fill.
+func (c Config) options(model string) localpreview.Options {
+	return localpreview.Options{
+		Getenv:        c.Getenv,
+		Model:         model,
+		Endpoint:      c.Endpoint,
+		KeyEnv:        c.KeyEnv,
+		JudgeEndpoint: c.JudgeEndpoint,
+		JudgeKeyEnv:   c.JudgeKeyEnv,
+		Version:       c.Version,
+		NewExecutor:   c.NewExecutor,
+	}
+}
+
+// refusal is a tool call kmx would not carry out: what is wrong and what to
+// change, as the CLI says it.
+type refusal struct {
+	msg, next string
+	// lines are extra detail (a file's blocking diagnostics).
+	lines []string
+}
+
+func (r *refusal) Error() string { return r.msg }
+
+// text is the refusal as the CLI prints it, under a local preview heading.
+func (r *refusal) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: refused; nothing was reported as passing\n%s\n", localpreview.Label, r.msg)
+	for _, l := range r.lines {
+		fmt.Fprintf(&b, "%s\n", l)
+	}
+	if r.next != "" {
+		fmt.Fprintf(&b, "next: %s\n", r.next)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// readAgentFile reads the file a tool names. A relative path is read from
+// the server's working directory, which an MCP client chooses, so the
+// refusal says where that is.
+func readAgentFile(tool, path string) ([]byte, error) {
+	if path == "" {
+		return nil, &refusal{msg: fmt.Sprintf("kmx %s: name one agent file in the file argument", tool), next: "pass the absolute path of an *.agent.md file as file"}
+	}
+	src, err := os.ReadFile(path)
+	if err == nil {
+		return src, nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	next := "check the path; kmx reads *.agent.md files"
+	if !filepath.IsAbs(path) {
+		if wd, wdErr := os.Getwd(); wdErr == nil {
+			next = fmt.Sprintf("pass an absolute path: relative paths are read from the server's working directory, %s", wd)
+		}
+	}
+	return nil, &refusal{msg: fmt.Sprintf("kmx %s: cannot read %s: %v", tool, path, err), next: next}
+}
+
+// engineRefusal turns the runner's error into a refusal with the CLI's
+// words: a localpreview.Refusal keeps its Msg and Next; anything else is
+// reported as not a verdict.
+func engineRefusal(rep *localpreview.Report, err error) *refusal {
+	r, ok := localpreview.AsRefusal(err)
+	if !ok {
+		return &refusal{msg: err.Error(), next: "this is not a verdict; nothing was reported as passing"}
+	}
+	out := &refusal{msg: r.Msg, next: r.Next}
+	path := ""
+	if rep != nil {
+		path = rep.Agent.Path
+	}
+	for _, d := range r.Diagnostics {
+		out.lines = append(out.lines, fmt.Sprintf("%s:%d:%d: %s %s %s", path, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message))
+	}
+	return out
+}
+
+// errorResult is a refusal as a tool result: isError true, the refusal's
+// text as content. The SDK adds the report (if any) as structured content.
+func errorResult(r *refusal) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: r.text()}}}
+}
+
+// invoke runs one Run or Test through the engine, as the CLI does, and
+// turns the outcome into a tool result. A refusal is an isError result
+// carrying the refused report; a completed run is a normal result whatever
+// its verdict, with the verdict in the summary.
+func invoke(ctx context.Context, cfg Config, command string, file string, req localpreview.Request, model string) (*mcp.CallToolResult, *localpreview.Report, error) {
+	src, err := readAgentFile(command, file)
+	if err != nil {
+		var r *refusal
+		if errors.As(err, &r) {
+			return errorResult(r), nil, nil
+		}
+		return nil, nil, err
+	}
+	req.Path, req.Source = file, src
+	var rep *localpreview.Report
+	if command == "run" {
+		rep, err = localpreview.Run(ctx, cfg.options(model), req)
+	} else {
+		rep, err = localpreview.Test(ctx, cfg.options(model), req)
+	}
+	if err != nil {
+		return errorResult(engineRefusal(rep, err)), rep, nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary(rep)}}}, rep, nil
+}
+
+// summary is the short text beside the structured report: the label, the
+// counts and the file verdict first, then one line per example. It reads
+// the verdict from the report and never upgrades it: unknown stays unknown.
+func summary(rep *localpreview.Report) string {
+	var b strings.Builder
+	s := rep.Summary
+	fmt.Fprintf(&b, "%s: %d pass, %d fail, %d unknown", localpreview.Label, s.Pass, s.Fail, s.Unknown)
+	if s.Refused > 0 {
+		fmt.Fprintf(&b, ", %d refused", s.Refused)
+	}
+	fmt.Fprintf(&b, " — verdict %s (kmx %s %s, model %s via %s; not deployment qualification)",
+		rep.Verdict, rep.Command, rep.Agent.Path, rep.Route.Agent.Model, rep.Route.Agent.Route)
+	for _, ex := range rep.Examples {
+		fmt.Fprintf(&b, "\n%s %s", ex.Verdict, ex.ID)
+		if line := decidingLine(ex); line != "" {
+			fmt.Fprintf(&b, ": %s", line)
+		}
+		if ex.Answer != nil {
+			fmt.Fprintf(&b, "\n  answer: %s", strings.ReplaceAll(strings.TrimRight(*ex.Answer, "\n"), "\n", "\n  "))
+		}
+	}
+	if rep.RunID != "" {
+		fmt.Fprintf(&b, "\nrun %s, journal %s", rep.RunID, rep.JournalPath)
+	}
+	return b.String()
+}
+
+// decidingLine says which assertion decided an example, as kmx test does.
+func decidingLine(ex localpreview.ExampleResult) string {
+	if ex.Deciding != nil && *ex.Deciding >= 0 && *ex.Deciding < len(ex.Assertions) {
+		a := ex.Assertions[*ex.Deciding]
+		msg := a.Message
+		if msg == "" {
+			msg = string(a.Outcome)
+		}
+		return fmt.Sprintf("assertion %d (%s): %s", *ex.Deciding+1, a.Type, msg)
+	}
+	return ex.Message
+}

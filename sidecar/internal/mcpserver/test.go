@@ -1,0 +1,30 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// TestArgs are the Test tool's arguments. Test has no ad-hoc input: it
+// judges the file's examples.
+type TestArgs struct {
+	File     string   `json:"file" jsonschema:"path of the *.agent.md file; absolute, since a relative path is read from the server's working directory"`
+	Examples []string `json:"examples,omitempty" jsonschema:"example IDs to test; omit to test every example"`
+	Model    string   `json:"model,omitempty" jsonschema:"model override; fake is the deterministic offline model; omit to use the file's model"`
+}
+
+func addTest(srv *mcp.Server, cfg Config) {
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "Test",
+		Title: "Test an agent file (local preview)",
+		Description: "Test an agent file's examples and report a verdict per example (pass, fail or unknown) and for the file. " +
+			"Answers are not included. A verdict is pass only when every selected example passed. " +
+			"The result is a local preview, not deployment qualification.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in TestArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
+		return invoke(ctx, cfg, "test", in.File, localpreview.Request{Examples: in.Examples}, in.Model)
+	})
+}
