@@ -22,43 +22,70 @@ type publishDiagnosticsParams struct {
 	Diagnostics []diagnostic `json:"diagnostics"`
 }
 
-// diagnose parses a snapshot off the ordered queue and publishes its
-// diagnostics if, at publish time, it is still the newest version of an
-// open document. Parsing is a pure function of the text, so a slow parse of
-// an older version is simply dropped.
-func (s *Server) diagnose(ctx context.Context, snap document) {
-	go func() {
-		if !s.isCurrent(snap.uri, snap.version) {
-			return
-		}
-		res := s.parse(uriPath(snap.uri), snap.text)
-		s.publishMu.Lock()
-		defer s.publishMu.Unlock()
-		s.mu.Lock()
-		doc, ok := s.docs[snap.uri]
-		current := ok && doc.version == snap.version
-		if current {
-			doc.result = &res
-		}
+// diagnose publishes the diagnostics of the current version of uri. At
+// most one parse per document runs at a time, off the ordered queue: a
+// change that arrives while one runs marks the document pending, and the
+// running parse then starts again on the newest text. So typing into a
+// large file never queues a parse per keystroke, and the last version is
+// always the one diagnosed.
+func (s *Server) diagnose(ctx context.Context, uri string) {
+	s.mu.Lock()
+	doc, ok := s.docs[uri]
+	if !ok {
 		s.mu.Unlock()
-		if !current {
-			s.log.Debug("stale diagnostics dropped", "uri", snap.uri, "version", snap.version)
-			return
-		}
-		v := snap.version
-		s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{
-			URI:         snap.uri,
-			Version:     &v,
-			Diagnostics: toDiagnostics(res.Diagnostics),
-		})
-	}()
+		return
+	}
+	if doc.parsing {
+		doc.pending = true
+		s.mu.Unlock()
+		return
+	}
+	doc.parsing = true
+	snap := *doc
+	s.mu.Unlock()
+	go s.diagnoseLoop(ctx, doc, snap)
 }
 
-func (s *Server) isCurrent(uri string, version int32) bool {
+func (s *Server) diagnoseLoop(ctx context.Context, doc *document, snap document) {
+	for {
+		res := s.parse(uriPath(snap.uri), snap.text)
+		s.publish(ctx, snap, res)
+		s.mu.Lock()
+		if s.docs[snap.uri] != doc || !doc.pending {
+			// Closed (or reopened, which diagnoses itself), or nothing newer.
+			doc.parsing = false
+			s.mu.Unlock()
+			return
+		}
+		doc.pending = false
+		snap = *doc
+		s.mu.Unlock()
+	}
+}
+
+// publish sends the diagnostics of snap if, at publish time, snap is still
+// the newest version of an open document. The check and the send are one
+// step under publishMu, so an older result can never follow a newer one.
+func (s *Server) publish(ctx context.Context, snap document, res agentfile.Result) {
+	s.publishMu.Lock()
+	defer s.publishMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	doc, ok := s.docs[uri]
-	return ok && doc.version == version
+	doc, ok := s.docs[snap.uri]
+	current := ok && doc.version == snap.version
+	if current {
+		doc.result = &res
+	}
+	s.mu.Unlock()
+	if !current {
+		s.log.Debug("stale diagnostics dropped", "uri", snap.uri, "version", snap.version)
+		return
+	}
+	v := snap.version
+	s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{
+		URI:         snap.uri,
+		Version:     &v,
+		Diagnostics: toDiagnostics(res.Diagnostics),
+	})
 }
 
 func toDiagnostics(ds []agentfile.Diagnostic) []diagnostic {

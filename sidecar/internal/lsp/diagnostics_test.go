@@ -2,6 +2,7 @@ package lsp_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -121,18 +122,23 @@ func rng(sl, sc, el, ec int) map[string]any {
 	}
 }
 
-// TestStaleDiagnosticsAreNeverPublished races a slow parse of version 1
-// against a fast parse of version 2: version 1's diagnostics must never
-// be published once version 2 exists.
+// TestStaleDiagnosticsAreNeverPublished holds the parse of version 1
+// while versions 2 to 5 arrive: version 1's result must be dropped, the
+// intermediate versions never parsed (one parse per document at a time,
+// restarted on the newest text), and only version 5 published.
 func TestStaleDiagnosticsAreNeverPublished(t *testing.T) {
 	release := make(chan struct{})
-	var once sync.Once
-	slowStarted, slowDone := make(chan struct{}), make(chan struct{})
+	slowStarted := make(chan struct{})
+	var mu sync.Mutex
+	var parsed []string
 	parse := func(name string, src []byte) agentfile.Result {
-		if strings.Contains(string(src), "SLOW") {
-			once.Do(func() { close(slowStarted) })
+		text := string(src)
+		mu.Lock()
+		parsed = append(parsed, text[strings.LastIndex(strings.TrimRight(text, "\n"), "\n")+1:])
+		mu.Unlock()
+		if strings.Contains(text, "SLOW") {
+			close(slowStarted)
 			<-release
-			defer close(slowDone)
 		}
 		return agentfile.Parse(name, src)
 	}
@@ -141,20 +147,21 @@ func TestStaleDiagnosticsAreNeverPublished(t *testing.T) {
 	uri := "file:///work/race.agent.md"
 	c.open(uri, 1, unfinished+"SLOW\n")
 	<-slowStarted
-	c.notify("textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": uri, "version": 2},
-		"contentChanges": []map[string]any{{"text": greeter}},
-	})
-	_, i := c.diagnosticsFor(0, uri, 2)
+	for v := 2; v <= 5; v++ {
+		c.notify("textDocument/didChange", map[string]any{
+			"textDocument":   map[string]any{"uri": uri, "version": v},
+			"contentChanges": []map[string]any{{"text": greeter + "V" + strconv.Itoa(v) + "\n"}},
+		})
+	}
+	// A request queued behind the changes: once it answers, all four
+	// changes have been applied.
+	var ex lsp.ExamplesResult
+	c.mustCall(lsp.MethodExamples, lsp.DocumentParams{URI: uri}, &ex)
+	if ex.DocumentVersion != 5 {
+		t.Fatalf("examples answered for version %d, want 5", ex.DocumentVersion)
+	}
 	close(release)
-	<-slowDone
-	// Give the slow parse every chance to publish, then check it did not:
-	// a third version goes through the same publish lock after it.
-	c.notify("textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": uri, "version": 3},
-		"contentChanges": []map[string]any{{"text": greeter}},
-	})
-	c.diagnosticsFor(i+1, uri, 3)
+	c.diagnosticsFor(0, uri, 5)
 	for _, m := range c.all() {
 		if m.Method != "textDocument/publishDiagnostics" {
 			continue
@@ -163,8 +170,17 @@ func TestStaleDiagnosticsAreNeverPublished(t *testing.T) {
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			t.Fatal(err)
 		}
-		if p.Version != nil && *p.Version == 1 {
-			t.Fatalf("diagnostics for version 1 were published after version 2 existed: %s", m.Params)
+		if p.Version == nil || *p.Version != 5 {
+			t.Fatalf("diagnostics for an older version were published: %s", m.Params)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The examples request parsed V5 itself (its own, uncached parse); the
+	// diagnose loop parsed SLOW then V5, never V2..V4.
+	for _, tail := range parsed {
+		if tail == "V2" || tail == "V3" || tail == "V4" {
+			t.Fatalf("an intermediate version was parsed: %v", parsed)
 		}
 	}
 }

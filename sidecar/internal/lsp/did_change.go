@@ -48,8 +48,7 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) (any, error
 	doc.text = text
 	doc.version = p.TextDocument.Version
 	doc.result = nil
-	snap := *doc
 	s.mu.Unlock()
-	s.diagnose(ctx, snap)
+	s.diagnose(ctx, uri)
 	return nil, nil
 }

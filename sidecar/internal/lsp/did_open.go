@@ -25,8 +25,7 @@ func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) (any, error) 
 	doc := &document{uri: td.URI, version: td.Version, text: []byte(td.Text)}
 	s.mu.Lock()
 	s.docs[td.URI] = doc
-	snap := *doc
 	s.mu.Unlock()
-	s.diagnose(ctx, snap)
+	s.diagnose(ctx, td.URI)
 	return nil, nil
 }

@@ -16,6 +16,9 @@ type document struct {
 	text    []byte
 	// result caches the parse of this version (nil until diagnosed).
 	result *agentfile.Result
+	// parsing is set while a diagnose loop runs for this document; pending
+	// asks it to run again on the newest text.
+	parsing, pending bool
 }
 
 // lspPosition is an LSP position: zero-based line, and character in UTF-16

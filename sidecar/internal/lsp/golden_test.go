@@ -66,7 +66,7 @@ var goldenFlows = map[string]func(r *recorder){
 }
 
 func TestGoldenTranscripts(t *testing.T) {
-	dir := filepath.Join(moduleRoot(t), "testdata", "lsp")
+	dir := filepath.Join(moduleRootTB(t), "testdata", "lsp")
 	for name, flow := range goldenFlows {
 		t.Run(strings.TrimSuffix(name, ".txtar"), func(t *testing.T) {
 			path := filepath.Join(dir, name)
@@ -201,22 +201,4 @@ func (r *recorder) write(head string, v any) {
 	text = runIDRE.ReplaceAllString(text, `"runId": "$$RUN"`)
 	text = journalRE.ReplaceAllString(text, `"journalPath": "$$JOURNAL"`)
 	fmt.Fprintf(&r.out, "%s\n%s\n\n", head, text)
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = parent
-	}
 }

@@ -31,7 +31,7 @@ type message struct {
 // client is a real jsonrpc2 client connected to an in-process server over
 // net.Pipe.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	conn jsonrpc2.Conn
 	code chan int
 
@@ -43,7 +43,7 @@ type client struct {
 // startServer runs lsp.Serve on one end of a pipe and returns a client on
 // the other. KMX_HOME is a private temporary folder unless opts.Getenv is
 // set.
-func startServer(t *testing.T, opts lsp.Options) *client {
+func startServer(t testing.TB, opts lsp.Options) *client {
 	t.Helper()
 	if opts.Getenv == nil {
 		home := privateHome(t)
@@ -72,7 +72,7 @@ func startServer(t *testing.T, opts lsp.Options) *client {
 	return c
 }
 
-func privateHome(t *testing.T) string {
+func privateHome(t testing.TB) string {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "kmx-home")
 	if err := os.Mkdir(home, 0o700); err != nil {
