@@ -177,6 +177,8 @@ type Journal struct {
 	lastSeq  int64
 	lastHash [32]byte
 	haveHead bool
+	// chain is the prefix of the chain verified from disk so far.
+	chain chainState
 }
 
 // Dir is where the journals of the state folder stateRoot live.
@@ -279,6 +281,8 @@ func (j *Journal) initSchema(ctx context.Context) error {
 			payload BLOB NOT NULL,
 			prev_hash BLOB NOT NULL,
 			hash BLOB NOT NULL)`,
+		// Verification reads one session at a time.
+		`CREATE INDEX records_session ON records (session_id, seq)`,
 	}
 	for _, s := range stmts {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
@@ -443,39 +447,45 @@ func (j *Journal) committed(seq int64, h [32]byte) bool {
 }
 
 // Records returns the records of sessionID ("" for every record) in seq
-// order, after verifying the hash chain of the whole journal. A broken chain
-// returns an error matching ErrTampered and no records.
+// order, after verifying the hash chain of the whole journal (incrementally:
+// records verified by an earlier call are re-checked against the hashes
+// verified then). A broken chain returns an error matching ErrTampered and
+// no records.
 func (j *Journal) Records(ctx context.Context, sessionID string) ([]Record, error) {
-	all, err := j.verified(ctx)
-	if err != nil {
-		return nil, err
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, ErrClosed)
 	}
-	if sessionID == "" {
-		return all, nil
-	}
-	var out []Record
-	for _, r := range all {
-		if r.SessionID == sessionID {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return j.sessionRecordsLocked(ctx, sessionID)
 }
 
 // Sessions returns the session IDs in the journal in the order they were
 // first written (placement order), after verifying the chain.
 func (j *Journal) Sessions(ctx context.Context) ([]string, error) {
-	all, err := j.verified(ctx)
-	if err != nil {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, ErrClosed)
+	}
+	if err := j.extendLocked(ctx); err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool)
+	rows, err := j.db.QueryContext(ctx, `SELECT session_id FROM records GROUP BY session_id ORDER BY MIN(seq)`)
+	if err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	defer rows.Close()
 	var out []string
-	for _, r := range all {
-		if !seen[r.SessionID] {
-			seen[r.SessionID] = true
-			out = append(out, r.SessionID)
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}
 	return out, nil
 }
@@ -494,61 +504,15 @@ func (j *Journal) Verify(ctx context.Context) error {
 	if res != "ok" {
 		return fmt.Errorf("verify journal %s: the database is damaged (%s)", j.id, res)
 	}
-	_, err := j.readChainLocked(ctx)
-	return err
-}
-
-func (j *Journal) verified(ctx context.Context) ([]Record, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closed {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, ErrClosed)
+	// A full check: verify from the first record, not from what was
+	// verified before.
+	saved := j.chain
+	j.chain = chainState{}
+	if err := j.extendLocked(ctx); err != nil {
+		j.chain = saved
+		return err
 	}
-	return j.readChainLocked(ctx)
-}
-
-func (j *Journal) readChainLocked(ctx context.Context) ([]Record, error) {
-	rows, err := j.db.QueryContext(ctx, `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash
-		FROM records ORDER BY seq`)
-	if err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-	}
-	defer rows.Close()
-	var (
-		out  []Record
-		prev [32]byte
-		seq  int64
-	)
-	for rows.Next() {
-		var (
-			r              Record
-			kind           string
-			prevHash, hash []byte
-		)
-		if err := rows.Scan(&r.Seq, &r.SessionID, &r.Turn, &kind, &r.Version, &r.Payload, &prevHash, &hash); err != nil {
-			return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-		}
-		r.Kind = Kind(kind)
-		switch {
-		case r.Seq != seq+1:
-			return nil, &TamperedError{RunID: j.id, Seq: r.Seq, Reason: fmt.Sprintf("record %d is missing", seq+1)}
-		case string(prevHash) != string(prev[:]):
-			return nil, &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "it does not follow the record before it"}
-		}
-		h := Hash(prev, r)
-		if string(hash) != string(h[:]) {
-			return nil, &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "its content does not match its hash"}
-		}
-		out = append(out, r)
-		prev, seq = h, r.Seq
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-	}
-	if j.haveHead && (seq != j.lastSeq || prev != j.lastHash) {
-		return nil, &TamperedError{RunID: j.id, Seq: seq, Reason: fmt.Sprintf("the journal ends at record %d, but %d were written", seq, j.lastSeq)}
-	}
-	return out, nil
+	return nil
 }
 
 // Finish records the run's status ("finished", "cancelled" or "failed") and

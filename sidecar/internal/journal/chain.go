@@ -1,0 +1,120 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+)
+
+// chainState is the part of the hash chain this Journal has verified from
+// disk: every record up to seq, with each record's hash kept in memory.
+// Verification extends it with the records written since the last check, so
+// reading a session costs the size of the session plus the new records, not
+// the size of the journal; a run of n examples stays O(n) overall.
+type chainState struct {
+	seq    int64
+	head   [32]byte
+	hashes [][32]byte // hashes[i] is the hash of record i+1
+}
+
+// extendLocked verifies the records after the verified prefix and checks the
+// end of the chain against the head this Journal knows (the last record it
+// wrote, or the head Finish recorded). j.mu must be held.
+func (j *Journal) extendLocked(ctx context.Context) error {
+	rows, err := j.db.QueryContext(ctx, `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash
+		FROM records WHERE seq > ? ORDER BY seq`, j.chain.seq)
+	if err != nil {
+		return fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	defer rows.Close()
+	c := j.chain
+	for rows.Next() {
+		r, prevHash, hash, err := scanRecord(rows.Scan)
+		if err != nil {
+			return fmt.Errorf("read journal %s: %w", j.id, err)
+		}
+		switch {
+		case r.Seq != c.seq+1:
+			return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: fmt.Sprintf("record %d is missing", c.seq+1)}
+		case string(prevHash) != string(c.head[:]):
+			return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "it does not follow the record before it"}
+		}
+		h := Hash(c.head, r)
+		if string(hash) != string(h[:]) {
+			return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "its content does not match its hash"}
+		}
+		c.hashes = append(c.hashes, h)
+		c.head, c.seq = h, r.Seq
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	if j.haveHead && (c.seq != j.lastSeq || c.head != j.lastHash) {
+		return &TamperedError{RunID: j.id, Seq: c.seq, Reason: fmt.Sprintf("the journal ends at record %d, but %d were written", c.seq, j.lastSeq)}
+	}
+	j.chain = c
+	return nil
+}
+
+// checkVerified re-checks a record read again after the chain was verified:
+// its content must still hash to the value verified for its seq.
+func (j *Journal) checkVerified(r Record, prevHash, hash []byte) error {
+	if r.Seq < 1 || r.Seq > j.chain.seq {
+		return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "it is not part of the verified chain"}
+	}
+	want := j.chain.hashes[r.Seq-1]
+	var prev [32]byte
+	if r.Seq > 1 {
+		prev = j.chain.hashes[r.Seq-2]
+	}
+	h := Hash(prev, r)
+	if string(prevHash) != string(prev[:]) || string(hash) != string(want[:]) || h != want {
+		return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "it changed after it was verified"}
+	}
+	return nil
+}
+
+func scanRecord(scan func(dest ...any) error) (r Record, prevHash, hash []byte, err error) {
+	var kind string
+	if err = scan(&r.Seq, &r.SessionID, &r.Turn, &kind, &r.Version, &r.Payload, &prevHash, &hash); err != nil {
+		return Record{}, nil, nil, err
+	}
+	r.Kind = Kind(kind)
+	return r, prevHash, hash, nil
+}
+
+// sessionRecordsLocked returns one session's records (every record for "")
+// in seq order, each checked against the verified chain. j.mu must be held.
+func (j *Journal) sessionRecordsLocked(ctx context.Context, sessionID string) ([]Record, error) {
+	if err := j.extendLocked(ctx); err != nil {
+		return nil, err
+	}
+	q := `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE session_id = ? ORDER BY seq`
+	args := []any{sessionID}
+	if sessionID == "" {
+		q = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records ORDER BY seq`
+		args = nil
+	}
+	rows, err := j.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, prevHash, hash, err := scanRecord(rows.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+		}
+		if err := j.checkVerified(r, prevHash, hash); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	if sessionID == "" && int64(len(out)) != j.chain.seq {
+		return nil, &TamperedError{RunID: j.id, Seq: int64(len(out)), Reason: "records disappeared after they were verified"}
+	}
+	return out, nil
+}
