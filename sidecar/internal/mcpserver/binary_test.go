@@ -1,0 +1,153 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// moduleRoot is the repository root (where go.mod is).
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(here), "..", "..", "..")
+}
+
+// buildKMX builds the real kmx binary into a private folder.
+func buildKMX(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kmx")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./sidecar/cmd/kmx")
+	cmd.Dir = moduleRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// childEnv is the environment of a kmx child: the parent's minus anything
+// kmx reads, plus a private KMX_HOME.
+func childEnv(home string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "KMX_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(append(env, "KMX_HOME="+home), extra...)
+}
+
+// TestBinaryStdio drives the real binary through the SDK's command
+// transport. The transport keeps the child's stdin open until Close, so
+// every reply arrives before the server sees end of input.
+func TestBinaryStdio(t *testing.T) {
+	bin := buildKMX(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.Command(bin, "mcp")
+	cmd.Env = childEnv(privateHome(t))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "kmx-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if got := cs.InitializeResult().ServerInfo.Name; got != "kmx" {
+		t.Errorf("server name %q, want kmx", got)
+	}
+	tests := []struct {
+		tool        string
+		args        map[string]any
+		wantError   bool
+		wantVerdict string
+		wantText    string
+	}{
+		{"Test", map[string]any{"file": fixture(t, "triage.agent.md")}, false, "fail", "local preview: 1 pass, 1 fail, 0 unknown — verdict fail"},
+		{"Test", map[string]any{"file": fixture(t, "unknown.agent.md")}, false, "unknown", "0 pass, 0 fail, 1 unknown — verdict unknown"},
+		{"Run", map[string]any{"file": fixture(t, "pass.agent.md"), "input": "Hi"}, false, "", "answer: hello"},
+		{"Test", map[string]any{"file": fixture(t, "broken.agent.md")}, true, "refused", "next: fix the errors"},
+		{"Explain", map[string]any{"file": fixture(t, "triage.agent.md")}, false, "", "1 retained Test failure record(s)"},
+	}
+	for _, tc := range tests {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.tool, tc.args, err)
+		}
+		if res.IsError != tc.wantError || !strings.Contains(text(res), tc.wantText) {
+			t.Errorf("%s %v: isError=%v, text:\n%s\nwant isError=%v and %q", tc.tool, tc.args, res.IsError, text(res), tc.wantError, tc.wantText)
+		}
+		if tc.wantVerdict != "" {
+			var rep localpreview.Report
+			decode(t, res, &rep)
+			if rep.Verdict != tc.wantVerdict {
+				t.Errorf("%s %v: verdict %q, want %q", tc.tool, tc.args, rep.Verdict, tc.wantVerdict)
+			}
+		}
+	}
+	// A tool that does not exist is a protocol error, not a tool result.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Deploy", Arguments: map[string]any{}}); err == nil {
+		t.Errorf("calling an unknown tool gave no protocol error")
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v (stderr: %s)", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "panic") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}
+
+// TestBinaryStartupRefusals: settings that could never work stop kmx mcp
+// at startup with exit 2 and a next step, before any protocol.
+func TestBinaryStartupRefusals(t *testing.T) {
+	bin := buildKMX(t)
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"plain http to a remote host", []string{"--endpoint", "http://models.example.com/v1"}, []string{"--endpoint", "next: "}},
+		{"key-env without endpoint", []string{"--key-env", "OPENAI_API_KEY"}, []string{"--key-env", "--endpoint is not set"}},
+		{"key-env that is not a name", []string{"--endpoint", "https://models.example.com/v1", "--key-env", "not a name"}, []string{"not a valid environment variable name"}},
+		{"judge key-env without judge endpoint", []string{"--judge-key-env", "JUDGE_KEY"}, []string{"--judge-endpoint is not set"}},
+		{"http on every interface", []string{"--http", "0.0.0.0:0"}, []string{"not a loopback IP", "next: use --http 127.0.0.1:0"}},
+		{"a file argument", []string{"x.agent.md"}, []string{"unexpected argument", "next: "}},
+		{"an unknown flag", []string{"--model", "fake"}, []string{"flag provided but not defined"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, append([]string{"mcp"}, tc.args...)...)
+			cmd.Env = childEnv(privateHome(t))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+				t.Fatalf("exit: %v, want code 2; stderr: %s", err, stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout (the protocol stream) got %q", stdout.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				}
+			}
+		})
+	}
+}
