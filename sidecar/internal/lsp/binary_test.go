@@ -30,6 +30,8 @@ func buildKMX(tb testing.TB, dir string) string {
 // process is a running `kmx lsp` with a jsonrpc2 client on its stdio.
 type process struct {
 	cmd    *exec.Cmd
+	done   chan struct{}
+	err    error
 	conn   jsonrpc2.Conn
 	stderr *bytes.Buffer
 	client *client
@@ -57,6 +59,8 @@ func startProcess(tb testing.TB, bin, home string) *process {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
+	p.done = make(chan struct{})
+	go func() { p.err = cmd.Wait(); close(p.done) }()
 	p.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(pipes{stdout, stdin}))
 	p.client = &client{t: tb, conn: p.conn, signal: make(chan struct{}, 1)}
 	p.conn.Go(context.Background(), p.client.handle)
@@ -65,7 +69,7 @@ func startProcess(tb testing.TB, bin, home string) *process {
 
 func (p *process) kill() {
 	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
+	<-p.done
 }
 
 func moduleRootTB(tb testing.TB) string {
@@ -111,12 +115,10 @@ func TestBinaryOverStdio(t *testing.T) {
 	c.mustCall("shutdown", nil, nil)
 	c.notify("exit", nil)
 
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("kmx lsp exited with %v after shutdown+exit, want 0\nstderr:\n%s", err, p.stderr)
+	case <-p.done:
+		if p.err != nil {
+			t.Fatalf("kmx lsp exited with %v after shutdown+exit, want 0\nstderr:\n%s", p.err, p.stderr)
 		}
 	case <-time.After(waitFor):
 		t.Fatal("kmx lsp did not exit after exit")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -129,10 +130,16 @@ func (s *Server) serve(ctx context.Context, stream jsonrpc2.Stream) int {
 	case <-ctx.Done():
 	}
 	// Stop work still in flight (its replies have nowhere to go) and close
-	// the stream so the reader goroutine ends.
+	// the stream so the reader goroutine ends. A blocking stdin cannot be
+	// interrupted by Close (only the client closing its end ends that
+	// read), so the wait is bounded: the process exits right after anyway.
 	cancel()
 	_ = s.conn.Close()
-	<-s.conn.Done()
+	select {
+	case <-s.conn.Done():
+	case <-time.After(100 * time.Millisecond):
+		s.log.Debug("the stream reader is still blocked; exiting without it")
+	}
 	return code
 }
 
