@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -16,12 +17,39 @@ type chainState struct {
 	hashes [][32]byte // hashes[i] is the hash of record i+1
 }
 
+// The reads verification makes on every turn, prepared once per Journal.
+const (
+	selectAfter   = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE seq > ? ORDER BY seq`
+	selectSession = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE session_id = ? ORDER BY seq`
+	selectAll     = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records ORDER BY seq`
+)
+
+// stmtLocked returns the prepared statement for q, preparing it on first
+// use. j.mu must be held.
+func (j *Journal) stmtLocked(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := j.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := j.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	if j.stmts == nil {
+		j.stmts = map[string]*sql.Stmt{}
+	}
+	j.stmts[q] = st
+	return st, nil
+}
+
 // extendLocked verifies the records after the verified prefix and checks the
 // end of the chain against the head this Journal knows (the last record it
 // wrote, or the head Finish recorded). j.mu must be held.
 func (j *Journal) extendLocked(ctx context.Context) error {
-	rows, err := j.db.QueryContext(ctx, `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash
-		FROM records WHERE seq > ? ORDER BY seq`, j.chain.seq)
+	st, err := j.stmtLocked(ctx, selectAfter)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, j.chain.seq)
 	if err != nil {
 		return fmt.Errorf("read journal %s: %w", j.id, err)
 	}
@@ -88,13 +116,15 @@ func (j *Journal) sessionRecordsLocked(ctx context.Context, sessionID string) ([
 	if err := j.extendLocked(ctx); err != nil {
 		return nil, err
 	}
-	q := `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE session_id = ? ORDER BY seq`
-	args := []any{sessionID}
+	q, args := selectSession, []any{sessionID}
 	if sessionID == "" {
-		q = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records ORDER BY seq`
-		args = nil
+		q, args = selectAll, nil
 	}
-	rows, err := j.db.QueryContext(ctx, q, args...)
+	st, err := j.stmtLocked(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}

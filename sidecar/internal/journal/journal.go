@@ -170,7 +170,8 @@ type Journal struct {
 	mu     sync.Mutex
 	db     *sql.DB
 	insert *sql.Stmt
-	lock   *os.File // held while the run executes; nil for Open
+	stmts  map[string]*sql.Stmt // prepared reads, see stmtLocked
+	lock   *os.File             // held while the run executes; nil for Open
 	closed bool
 	// The chain head: the last record written (Create) or the head recorded
 	// by Finish (Open of a finished run; haveHead false otherwise).
@@ -344,6 +345,9 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 // abandon undoes a Create that failed: nothing was recorded, so nothing is
 // kept.
 func (j *Journal) abandon() {
+	for _, st := range j.stmts {
+		_ = st.Close()
+	}
 	if j.insert != nil {
 		_ = j.insert.Close()
 	}
@@ -590,6 +594,9 @@ func (j *Journal) Close() error {
 func (j *Journal) closeLocked() error {
 	j.closed = true
 	var errs []error
+	for _, st := range j.stmts {
+		errs = append(errs, st.Close())
+	}
 	if j.insert != nil {
 		errs = append(errs, j.insert.Close())
 	}
