@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 )
@@ -48,7 +49,7 @@ func (s *Server) diagnose(ctx context.Context, uri string) {
 
 func (s *Server) diagnoseLoop(ctx context.Context, doc *document, snap document) {
 	for {
-		res := s.parse(uriPath(snap.uri), snap.text)
+		res := s.safeParse(snap)
 		s.publish(ctx, snap, res)
 		s.mu.Lock()
 		if s.docs[snap.uri] != doc || !doc.pending {
@@ -61,6 +62,23 @@ func (s *Server) diagnoseLoop(ctx context.Context, doc *document, snap document)
 		snap = *doc
 		s.mu.Unlock()
 	}
+}
+
+// safeParse parses snap; a parser panic (a kmx bug) becomes one Warning
+// saying the text was not checked, instead of killing the sidecar. It is a
+// Warning, not an Error, because nothing is known to be wrong with the text.
+func (s *Server) safeParse(snap document) (res agentfile.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("parser panicked; this is a kmx bug", "uri", snap.uri, "panic", fmt.Sprint(p))
+			res = agentfile.Result{State: agentfile.Invalid, Diagnostics: []agentfile.Diagnostic{{
+				Severity: agentfile.SeverityWarning,
+				Code:     "kmx-internal",
+				Message:  "kmx could not check this text (an internal error, logged in the kmx output channel); runs are refused until it can",
+			}}}
+		}
+	}()
+	return s.parse(uriPath(snap.uri), snap.text)
 }
 
 // publish sends the diagnostics of snap if, at publish time, snap is still

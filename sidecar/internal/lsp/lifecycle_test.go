@@ -2,11 +2,13 @@ package lsp_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 )
 
@@ -106,5 +108,66 @@ func TestUnknownMethodsAnswerMethodNotFound(t *testing.T) {
 	c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": "untitled:Untitled-1"}}, &res)
 	if string(res) != "[]" {
 		t.Errorf("lenses for a document that is not open = %s, want []", res)
+	}
+}
+
+// TestABrokenInvariantIsReportedNotFatal makes the parser panic inside a
+// request: the request gets InternalError and the server keeps serving.
+func TestABrokenInvariantIsReportedNotFatal(t *testing.T) {
+	parse := func(name string, src []byte) agentfile.Result {
+		if strings.Contains(string(src), "PANIC") {
+			panic("parser invariant broken")
+		}
+		return agentfile.Parse(name, src)
+	}
+	c := startServer(t, lsp.Options{Parse: parse})
+	c.initialize(nil)
+	uri := "file:///work/p.agent.md"
+	c.open(uri, 1, greeter)
+	c.diagnosticsFor(0, uri, 1)
+	// Replace the text without letting diagnostics run first: the lens
+	// request parses it itself.
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []map[string]any{{"text": "PANIC"}},
+	})
+	err := c.call(lsp.MethodExamples, lsp.DocumentParams{URI: uri}, nil)
+	if rpcCode(err) != jsonrpc2.InternalError {
+		t.Fatalf("err = %v, want InternalError", err)
+	}
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 3},
+		"contentChanges": []map[string]any{{"text": greeter}},
+	})
+	var ex lsp.ExamplesResult
+	c.mustCall(lsp.MethodExamples, lsp.DocumentParams{URI: uri}, &ex)
+	if ex.DocumentVersion != 3 || len(ex.Examples) != 3 {
+		t.Fatalf("after the panic: %+v", ex)
+	}
+}
+
+// TestAParserPanicWhileTypingIsAWarning: the same panic in the background
+// diagnose loop publishes a Warning and the server lives on.
+func TestAParserPanicWhileTypingIsAWarning(t *testing.T) {
+	parse := func(name string, src []byte) agentfile.Result {
+		if strings.Contains(string(src), "PANIC") {
+			panic("parser invariant broken")
+		}
+		return agentfile.Parse(name, src)
+	}
+	c := startServer(t, lsp.Options{Parse: parse})
+	c.initialize(nil)
+	uri := "file:///work/p.agent.md"
+	c.open(uri, 1, "PANIC")
+	d, _ := c.diagnosticsFor(0, uri, 1)
+	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Severity != 2 || d.Diagnostics[0].Code != "kmx-internal" {
+		t.Fatalf("diagnostics = %+v, want one kmx-internal Warning", d.Diagnostics)
+	}
+	c.notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []map[string]any{{"text": greeter}},
+	})
+	if d, _ = c.diagnosticsFor(0, uri, 2); len(d.Diagnostics) != 0 {
+		t.Fatalf("after the fix: %+v", d.Diagnostics)
 	}
 }
