@@ -60,9 +60,18 @@ func effectiveModel(opts Options, a *agentfile.Agent) string {
 	return DefaultModel
 }
 
+// resolveRoutes decides every model the invocation may reach, or refuses.
+// The order matters for the refusal a user sees first: the route settings
+// on their own (names, URLs, pairings), then the agent's model, then each
+// judge model. Nothing is created or sent here; credentials are read into
+// memory once per (endpoint, key variable) by the compatible builder.
 func resolveRoutes(opts Options, plan *Plan) (*routes, error) {
+	if err := checkRouteSettings(opts); err != nil {
+		return nil, err
+	}
 	model := effectiveModel(opts, plan.Agent)
 	rt := &routes{judges: map[string]route.Model{}, defaultJudge: model}
+	cb := newCompatBuilder(opts)
 	switch {
 	case model == route.Fake && opts.Endpoint != "":
 		return nil, refuse("drop --endpoint to use the fake model, or choose a real model with --model NAME",
@@ -70,7 +79,7 @@ func resolveRoutes(opts Options, plan *Plan) (*routes, error) {
 	case model == route.Fake:
 		rt.agentModel = route.NewFake()
 	default:
-		m, err := compatibleModel(opts.Endpoint, opts.KeyEnv, model, opts, "--endpoint")
+		m, err := cb.model(opts.Endpoint, opts.KeyEnv, model, "--endpoint")
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +101,7 @@ func resolveRoutes(opts Options, plan *Plan) (*routes, error) {
 			if _, ok := rt.judges[name]; ok {
 				continue
 			}
-			m, err := judgeModel(opts, name, model, rt)
+			m, err := judgeModel(opts, cb, name, model)
 			if err != nil {
 				return nil, err
 			}
@@ -110,9 +119,42 @@ func resolveRoutes(opts Options, plan *Plan) (*routes, error) {
 	return rt, nil
 }
 
+// checkRouteSettings refuses route settings that are wrong on their own,
+// whatever model is chosen: an invalid key variable name (checked even when
+// no endpoint is given, so a pasted credential in --key-env is always
+// refused), a key variable without its endpoint, and an endpoint that breaks
+// the route rules.
+func checkRouteSettings(opts Options) error {
+	for _, kv := range []struct{ flag, name string }{{"--key-env", opts.KeyEnv}, {"--judge-key-env", opts.JudgeKeyEnv}} {
+		if kv.name == "" {
+			continue
+		}
+		if err := route.ValidateKeyEnv(kv.name); err != nil {
+			return routeRefusal(kv.flag, err)
+		}
+	}
+	if opts.KeyEnv != "" && opts.Endpoint == "" {
+		return refuse("pass --endpoint URL for the credential, or drop --key-env",
+			"--key-env names the credential of --endpoint, but no --endpoint is given")
+	}
+	if opts.JudgeKeyEnv != "" && opts.JudgeEndpoint == "" {
+		return refuse("pass --judge-endpoint URL for the credential, or drop --judge-key-env (a judge on the agent's endpoint uses --key-env)",
+			"--judge-key-env names the credential of --judge-endpoint, but no --judge-endpoint is given")
+	}
+	for _, ep := range []struct{ flag, url, keyEnv string }{{"--endpoint", opts.Endpoint, opts.KeyEnv}, {"--judge-endpoint", opts.JudgeEndpoint, opts.JudgeKeyEnv}} {
+		if ep.url == "" {
+			continue
+		}
+		if _, err := route.ParseEndpoint(ep.url, ep.keyEnv); err != nil {
+			return routeRefusal(ep.flag, err)
+		}
+	}
+	return nil
+}
+
 // judgeModel decides the route of one judge model: the fake judge in memory
 // for "fake", else the explicit judge endpoint, else the agent's endpoint.
-func judgeModel(opts Options, name, agentModel string, rt *routes) (route.Model, error) {
+func judgeModel(opts Options, cb *compatBuilder, name, agentModel string) (route.Model, error) {
 	if name == route.Fake {
 		if opts.JudgeEndpoint != "" {
 			return nil, refuse("drop --judge-endpoint, or name a real judgeModel", "judge model \"fake\" runs in memory and cannot be combined with a judge endpoint")
@@ -121,9 +163,9 @@ func judgeModel(opts Options, name, agentModel string, rt *routes) (route.Model,
 	}
 	switch {
 	case opts.JudgeEndpoint != "":
-		return compatibleModel(opts.JudgeEndpoint, opts.JudgeKeyEnv, name, opts, "--judge-endpoint")
+		return cb.model(opts.JudgeEndpoint, opts.JudgeKeyEnv, name, "--judge-endpoint")
 	case opts.Endpoint != "" && agentModel != route.Fake:
-		return compatibleModel(opts.Endpoint, opts.KeyEnv, name, opts, "--endpoint")
+		return cb.model(opts.Endpoint, opts.KeyEnv, name, "--endpoint")
 	}
 	return nil, refuse("set judgeModel: fake, or pass --judge-endpoint URL for a real judge",
 		"llmJudge needs a judge: judge model %q has no endpoint", name)

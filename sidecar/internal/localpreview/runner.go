@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime"
 	"strings"
 	"time"
@@ -42,6 +43,10 @@ type Options struct {
 	Model string
 	// Endpoints: see the route package. Empty means none.
 	Endpoint, KeyEnv, JudgeEndpoint, JudgeKeyEnv string
+	// HTTPClient, when set, carries compatible-route requests (tests pass
+	// one that trusts their TLS server). Redirects are refused whatever it
+	// says; nil dials the endpoint directly with the system's roots.
+	HTTPClient *http.Client
 
 	ExampleDeadline time.Duration
 	InvocationBound time.Duration
@@ -183,7 +188,7 @@ func prepare(opts Options, req Request, rep *Report) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCredentialEcho(plan, rt); err != nil {
+	if err := checkCredentialEcho(req.Path, plan, rt); err != nil {
 		return nil, err
 	}
 	plan.Routes = rt
