@@ -101,8 +101,11 @@ func isNull(n *yaml.Node) bool {
 	return n == nil || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
 
+// nodeStart maps a node's position to a byte offset inside the fragment.
+// The result is clamped to the fragment because yaml.v3 also breaks lines
+// at a lone '\r', which the line index does not.
 func (p *parser) nodeStart(fr fragment, n *yaml.Node) int {
-	return p.src.yamlOffset(fr.baseLine, n.Line, n.Column)
+	return min(max(p.src.yamlOffset(fr.baseLine, n.Line, n.Column), fr.start), fr.end)
 }
 
 // nodeEnd finds where a node's text ends. yaml.v3 records only starts, so
@@ -110,7 +113,7 @@ func (p *parser) nodeStart(fr fragment, n *yaml.Node) int {
 func (p *parser) nodeEnd(fr fragment, n *yaml.Node) int {
 	t := p.src.text
 	start := p.nodeStart(fr, n)
-	lineEnd := p.src.lineEnd(p.src.lineOf(start))
+	lineEnd := min(p.src.lineEnd(p.src.lineOf(start)), fr.end)
 	switch n.Kind {
 	case yaml.ScalarNode:
 		switch {
@@ -134,17 +137,18 @@ func (p *parser) nodeEnd(fr fragment, n *yaml.Node) int {
 				}
 			}
 			return lineEnd
-		case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 && strings.HasPrefix(t[start:], n.Value):
+		case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 && strings.HasPrefix(t[start:fr.end], n.Value):
 			return start + len(n.Value)
 		}
 		return start + len(strings.TrimRight(t[start:lineEnd], " \t"))
 	case yaml.AliasNode:
-		return min(start+1+len(n.Value), len(t))
+		return min(start+1+len(n.Value), fr.end)
 	case yaml.MappingNode, yaml.SequenceNode:
 		end := start
 		if len(n.Content) > 0 {
 			end = p.nodeEnd(fr, n.Content[len(n.Content)-1])
 		}
+		end = min(end, fr.end)
 		if n.Style&yaml.FlowStyle != 0 {
 			closer := byte(']')
 			if n.Kind == yaml.MappingNode {
