@@ -61,10 +61,40 @@ type routeFlags struct {
 
 func (r *routeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.model, "model", "", "model override (\"fake\" for the deterministic fake model)")
-	fs.StringVar(&r.endpoint, "endpoint", "", "OpenAI-compatible base URL (HTTPS, or http://127.0.0.1 / http://[::1])")
-	fs.StringVar(&r.keyEnv, "key-env", "", "NAME of the environment variable holding the endpoint's bearer credential")
-	fs.StringVar(&r.judgeEndpoint, "judge-endpoint", "", "OpenAI-compatible base URL for llmJudge samples")
-	fs.StringVar(&r.judgeKeyEnv, "judge-key-env", "", "NAME of the environment variable holding the judge endpoint's credential")
+	fs.Var(&routeSetting{p: &r.endpoint, what: "the endpoint URL", next: "give an OpenAI-compatible base URL, for example http://127.0.0.1:11434/v1, or drop the flag"},
+		"endpoint", "OpenAI-compatible base URL (HTTPS, or http://127.0.0.1 / http://[::1])")
+	fs.Var(&routeSetting{p: &r.keyEnv, what: "the credential variable name", next: "name the environment variable that holds the credential (for example OPENAI_API_KEY), or drop --key-env for an endpoint that needs none"},
+		"key-env", "NAME of the environment variable holding the endpoint's bearer credential")
+	fs.Var(&routeSetting{p: &r.judgeEndpoint, what: "the judge endpoint URL", next: "give an OpenAI-compatible base URL for the judge, or drop the flag to judge on the agent's route"},
+		"judge-endpoint", "OpenAI-compatible base URL for llmJudge samples")
+	fs.Var(&routeSetting{p: &r.judgeKeyEnv, what: "the judge credential variable name", next: "name the environment variable that holds the judge credential, or drop --judge-key-env"},
+		"judge-key-env", "NAME of the environment variable holding the judge endpoint's credential")
+}
+
+// routeSetting is a route flag that refuses an explicitly empty value: an
+// empty --key-env "$NAME" (NAME unset in the shell) must not silently mean
+// "no credential" or "no endpoint". Non-empty values are checked by the
+// runner, which refuses without echoing them; an error from Set is quoted
+// with its value by the flag package, so Set rejects only the empty value,
+// whose quote cannot leak anything.
+type routeSetting struct {
+	p          *string
+	what, next string
+}
+
+func (r *routeSetting) String() string {
+	if r == nil || r.p == nil {
+		return ""
+	}
+	return *r.p
+}
+
+func (r *routeSetting) Set(v string) error {
+	if v == "" {
+		return fmt.Errorf("%s is empty; %s", r.what, r.next)
+	}
+	*r.p = v
+	return nil
 }
 
 func oneFile(cmd string, pos []string, usage string) (string, error) {
