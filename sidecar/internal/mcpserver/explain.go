@@ -28,6 +28,7 @@ func addExplain(srv *mcp.Server, cfg Config) {
 		Description: "Show the retained failure records of an agent file's earlier Test runs, newest first, each marked current or history. " +
 			"Offline: no model, endpoint or credential is used, and nothing is written. " +
 			"Retained diagnostics, not a test result.",
+		InputSchema: inputSchema[ExplainArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(_ context.Context, _ *mcp.CallToolRequest, in ExplainArgs) (*mcp.CallToolResult, *failures.Explanation, error) {
 		return explain(cfg, in)

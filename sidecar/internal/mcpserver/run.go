@@ -23,6 +23,7 @@ func addRun(srv *mcp.Server, cfg Config) {
 		Title: "Run an agent file (local preview)",
 		Description: "Run an agent file's examples, or one ad-hoc input, and return each answer with its assertion results. " +
 			"Each turn is journaled and verified by replay. The result is a local preview, not deployment qualification.",
+		InputSchema: inputSchema[RunArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in RunArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
 		return invoke(ctx, cfg, "run", in.File, localpreview.Request{Examples: in.Examples, Input: in.Input}, in.Model)

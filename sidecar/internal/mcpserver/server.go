@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
@@ -209,4 +210,23 @@ func decidingLine(ex localpreview.ExampleResult) string {
 		return fmt.Sprintf("assertion %d (%s): %s", *ex.Deciding+1, a.Type, msg)
 	}
 	return ex.Message
+}
+
+// inputSchema is the argument schema of T with every optional argument
+// given a single type: the SDK spells a pointer or slice as ["null", T],
+// which some clients cannot map onto their tool dialect, and kmx never
+// needs an explicit null (leaving the argument out means the same).
+func inputSchema[T any]() any {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		// Nil lets the SDK infer the schema itself. The argument types are
+		// fixed at compile time, and TestListTools checks their schemas.
+		return nil
+	}
+	for _, p := range s.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+	}
+	return s
 }

@@ -134,8 +134,19 @@ func TestListTools(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		for p := range schema.Properties {
+		for p, raw := range schema.Properties {
 			got = append(got, p)
+			// One type per argument: clients that map tool schemas onto a
+			// single-type dialect cannot read ["null", T].
+			var prop struct {
+				Type any `json:"type"`
+			}
+			if err := json.Unmarshal(raw, &prop); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := prop.Type.(string); !ok {
+				t.Errorf("%s.%s has type %v, want one type", tool.Name, p, prop.Type)
+			}
 		}
 		sort.Strings(got)
 		if strings.Join(got, ",") != strings.Join(props, ",") {

@@ -23,6 +23,7 @@ func addTest(srv *mcp.Server, cfg Config) {
 		Description: "Test an agent file's examples and report a verdict per example (pass, fail or unknown) and for the file. " +
 			"Answers are not included. A verdict is pass only when every selected example passed. " +
 			"The result is a local preview, not deployment qualification.",
+		InputSchema: inputSchema[TestArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in TestArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
 		return invoke(ctx, cfg, "test", in.File, localpreview.Request{Examples: in.Examples}, in.Model)
