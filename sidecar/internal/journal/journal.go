@@ -3,10 +3,13 @@
 // records that every turn writes, and the OS lock that marks a run as still
 // executing. It is the only package in kmx that imports database/sql.
 //
+// It also owns which runs are kept (Retain, Clear, List: the newest
+// KeepRuns, never one whose lock is held) and removes nothing in the folder
+// but a run's own file family.
+//
 // It never interprets a turn (the Sessions client decides what a complete,
-// replayable turn is), never decides which runs to keep, and never stores a
-// credential: callers refuse credential-bearing content before a journal is
-// created.
+// replayable turn is) and never stores a credential: callers refuse
+// credential-bearing content before a journal is created.
 //
 // Durability: records are committed in WAL mode with synchronous=NORMAL, so a
 // killed process (kill -9, a crash) loses no record whose Append returned.
@@ -228,6 +231,11 @@ func Create(ctx context.Context, dir string, meta RunMeta) (*Journal, error) {
 	}
 	if err := lockFile(j.lock); err != nil {
 		return nil, fmt.Errorf("create journal %s: %w", id, err)
+	}
+	// A clear may have removed the lock file between its creation and the
+	// lock; running on with an unlinked lock would leave the run unguarded.
+	if err := sameLock(j.lock); err != nil {
+		return nil, fmt.Errorf("create journal %s: its lock file was removed while the run was starting; start the run again: %w", id, err)
 	}
 	// A companion that exists before the database does was not made by
 	// SQLite for this run; opening it could adopt foreign content.

@@ -281,6 +281,11 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 	}
 	rep.RunID = j.ID()
 	rep.JournalPath = j.Path()
+	// Retention runs while this run's lock is held, so the run is never its
+	// own candidate. Its errors are ignored on purpose: cleaning up older
+	// runs is not part of this run's result, the next start tries again,
+	// and kmx journal list shows what is left.
+	_, _ = journal.Retain(dir, journal.KeepRuns)
 
 	exec, stop, err := newExecutor(ctx, opts, j, plan)
 	if err != nil {

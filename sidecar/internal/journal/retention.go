@@ -1,0 +1,281 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/state"
+)
+
+// KeepRuns is how many runs retention keeps when a new run starts.
+const KeepRuns = 20
+
+// Statuses List reports. The first three are what Finish recorded; the rest
+// describe a run without a recorded status.
+const (
+	// RunRunning: the run's OS lock is held, in this or another process.
+	RunRunning = "running"
+	// RunCrashed: the database exists but the run never recorded a status
+	// and nobody holds its lock (the process was killed or crashed).
+	RunCrashed = "crashed-unfinished"
+	// RunPartial: part of a run's file family without a readable journal,
+	// such as companions left by an interrupted clear or a lock file whose
+	// process died before the database existed.
+	RunPartial = "partial"
+	// RunUnsafe: a family file is a symlink, not a regular file, or broader
+	// than private. kmx never reads, counts or removes it.
+	RunUnsafe = "unsafe"
+)
+
+// startGrace is how long a lock file without a database counts as a run
+// that is starting: Create makes the database within milliseconds of taking
+// its lock, so only a process that died in between leaves one older.
+const startGrace = time.Minute
+
+// The file family of run R is R.db, its SQLite companions and R.lock. No
+// other name is ever read or removed.
+var familySuffixes = [...]string{".db-journal", ".db-wal", ".db-shm", ".db", ".lock"}
+
+// RunInfo describes one run in a journal folder, from its files and its
+// meta only: List never verifies a hash chain.
+type RunInfo struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	// Status is finished, cancelled or failed (recorded by Finish), or
+	// running, crashed-unfinished, partial or unsafe.
+	Status        string `json:"status"`
+	AgentID       string `json:"agentId,omitempty"`
+	AgentRevision string `json:"agentRevision,omitempty"`
+	Command       string `json:"command,omitempty"`
+	KmxVersion    string `json:"kmxVersion,omitempty"`
+	// Size is the total bytes of the family's files.
+	Size int64 `json:"size"`
+	// Files are the family's file names present, in a fixed order.
+	Files []string `json:"files"`
+	// Problem says, in fixed text, why a partial or unsafe run is one.
+	Problem string `json:"problem,omitempty"`
+}
+
+// family is what discovery saw of one run's files: each present file's
+// Lstat, taken once, so removal can check it is still the same file.
+type family struct {
+	id     string
+	files  map[string]fs.FileInfo // by suffix
+	unsafe error                  // first family file kmx refuses to touch
+}
+
+func (f *family) has(suffix string) bool { _, ok := f.files[suffix]; return ok }
+
+func (f *family) size() int64 {
+	var n int64
+	for _, fi := range f.files {
+		n += fi.Size()
+	}
+	return n
+}
+
+func (f *family) names() []string {
+	var out []string
+	for _, s := range familySuffixes {
+		if f.has(s) {
+			out = append(out, f.id+s)
+		}
+	}
+	return out
+}
+
+// created is the time in the run ID (Create takes it from the clock).
+func created(id string) time.Time {
+	t, err := time.Parse("20060102T150405.000000000Z", id[:len("20060102T150405.000000000Z")])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// splitFamilyName returns the run ID and suffix of a family file name.
+func splitFamilyName(name string) (id, suffix string, ok bool) {
+	for _, s := range familySuffixes {
+		if strings.HasSuffix(name, s) {
+			id = strings.TrimSuffix(name, s)
+			return id, s, ValidRunID(id)
+		}
+	}
+	return "", "", false
+}
+
+// discover reads dir, which must be a private directory, and groups the
+// family files of every run, oldest run first.
+func discover(dir string) ([]*family, error) {
+	if err := state.CheckPrivateDir(dir); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read journal folder %s: %w", dir, err)
+	}
+	byID := map[string]*family{}
+	for _, e := range ents {
+		id, suffix, ok := splitFamilyName(e.Name())
+		if !ok {
+			continue // not kmx's: never read, never removed
+		}
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since ReadDir (a finishing or cleared run)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read journal folder %s: %w", dir, err)
+		}
+		fam := byID[id]
+		if fam == nil {
+			fam = &family{id: id, files: map[string]fs.FileInfo{}}
+			byID[id] = fam
+		}
+		fam.files[suffix] = fi
+		if fam.unsafe == nil {
+			if err := state.CheckPrivateFile(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				fam.unsafe = err
+			}
+		}
+	}
+	out := make([]*family, 0, len(byID))
+	for _, f := range byID {
+		out = append(out, f)
+	}
+	// IDs start with a fixed-width UTC time, so name order is age order.
+	slices.SortFunc(out, func(a, b *family) int { return strings.Compare(a.id, b.id) })
+	return out, nil
+}
+
+// List describes every run in dir, oldest first. It reads each run's meta
+// (the database is opened as Open does) but verifies no chain, so it stays
+// cheap. Unrelated files in dir are not listed.
+func List(dir string) ([]RunInfo, error) {
+	fams, err := discover(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	out := make([]RunInfo, 0, len(fams))
+	for _, f := range fams {
+		out = append(out, describe(dir, f))
+	}
+	return out, nil
+}
+
+func describe(dir string, f *family) RunInfo {
+	ri := RunInfo{ID: f.id, Created: created(f.id), Size: f.size(), Files: f.names()}
+	if f.unsafe != nil {
+		ri.Status, ri.Problem = RunUnsafe, f.unsafe.Error()
+		return ri
+	}
+	running, err := f.running(dir)
+	switch {
+	case err != nil:
+		ri.Status, ri.Problem = RunPartial, "its lock file cannot be checked"
+		return ri
+	case running:
+		ri.Status = RunRunning
+	}
+	if !f.has(".db") {
+		if !running {
+			ri.Status, ri.Problem = RunPartial, "its database is missing"
+		}
+		return ri
+	}
+	j, err := Open(context.Background(), dir, f.id)
+	if err != nil {
+		if !running {
+			ri.Status, ri.Problem = RunPartial, "its database cannot be read as a journal"
+		}
+		return ri
+	}
+	m, status := j.Meta(), j.Status()
+	_ = j.Close()
+	ri.AgentID, ri.AgentRevision, ri.Command, ri.KmxVersion = m.AgentID, m.AgentRevision, m.Command, m.KmxVersion
+	switch {
+	case running:
+	case status != "":
+		ri.Status = status
+	default:
+		ri.Status = RunCrashed
+	}
+	return ri
+}
+
+// running reports whether the family's run is executing: its lock is held,
+// or it is a lock file without a database younger than startGrace (a run
+// between taking its lock file and locking it).
+func (f *family) running(dir string) (bool, error) {
+	if !f.has(".lock") {
+		return false, nil
+	}
+	held, err := IsLocked(dir, f.id)
+	if err != nil || held {
+		return held, err
+	}
+	return !f.has(".db") && f.young(), nil
+}
+
+// young reports whether the run started less than startGrace ago: a lock
+// file without a database that young belongs to a run that is starting.
+func (f *family) young() bool { return time.Since(created(f.id)) < startGrace }
+
+// Retained is what Retain did.
+type Retained struct {
+	// Removed are the run IDs deleted, oldest first.
+	Removed []string
+	// Runs is how many runs remain by Retain's count (unsafe families are
+	// not counted: kmx never touches them).
+	Runs int
+}
+
+// Retain keeps the newest keep runs in dir: it deletes the oldest runs that
+// are not executing until at most keep remain. A run whose lock is held, in
+// this or another process, is never deleted, so executing runs (and starts
+// that overlap, each counting the same runs) can leave more than keep until
+// the next call. Each removal is the same checked removal as Clear's. Errors
+// are returned together after every candidate was tried.
+func Retain(dir string, keep int) (Retained, error) {
+	if keep < 1 {
+		return Retained{}, fmt.Errorf("retain runs: keep is %d; keep at least 1 (the run that is starting)", keep)
+	}
+	fams, err := discover(dir)
+	if err != nil {
+		return Retained{}, fmt.Errorf("retain runs: %w", err)
+	}
+	fams = slices.DeleteFunc(fams, func(f *family) bool { return f.unsafe != nil })
+	res := Retained{Runs: len(fams)}
+	var errs []error
+	for _, f := range fams {
+		if res.Runs <= keep {
+			break
+		}
+		switch err := removeFamily(dir, f, true); {
+		case err == nil:
+			res.Removed = append(res.Removed, f.id)
+			res.Runs--
+		case errors.As(err, new(*RunningError)):
+			// Kept: an executing run is never a candidate.
+		default:
+			errs = append(errs, err)
+		}
+	}
+	if len(res.Removed) > 0 {
+		if err := syncDir(dir); err != nil {
+			errs = append(errs, &UncertainError{RunIDs: res.Removed, Err: err})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return res, fmt.Errorf("retain runs: %w", err)
+	}
+	return res, nil
+}
