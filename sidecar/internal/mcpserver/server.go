@@ -15,6 +15,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
 // Name is the server name clients see in initialize.
@@ -60,8 +61,14 @@ func New(cfg Config) *mcp.Server {
 }
 
 // options turns the startup configuration and a tool's model argument into
-// runner options: the same fields the CLI's route flags fill.
+// runner options: the same fields the CLI's route flags fill. A model
+// argument of "fake" leaves the startup endpoint out: the endpoint is the
+// server's standing configuration, not the caller combining fake with it,
+// and choosing fake stays offline.
 func (c Config) options(model string) localpreview.Options {
+	if model == route.Fake {
+		c.Endpoint, c.KeyEnv = "", ""
+	}
 	return localpreview.Options{
 		Getenv:        c.Getenv,
 		Model:         model,

@@ -504,6 +504,37 @@ func TestCredentialNeverInResult(t *testing.T) {
 	}
 }
 
+// TestFakeStaysOfflineWithStartupEndpoint: a server started with an
+// endpoint still runs the fake model when the call asks for it, without
+// sending anything to the endpoint (nothing listens there).
+func TestFakeStaysOfflineWithStartupEndpoint(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      map[string]any
+		wantError bool
+		want      string
+	}{
+		{"model argument fake", map[string]any{"model": "fake"}, false, "verdict pass"},
+		// The engine treats the startup endpoint like --endpoint: a file's
+		// own model: fake with it is refused, with a next step.
+		{"file model fake, no argument", map[string]any{}, true, "next: "},
+	}
+	cs := connect(t, mcpserver.Config{
+		Version:  "test",
+		Endpoint: "http://127.0.0.1:9/v1",
+		Getenv:   envWith(map[string]string{"KMX_HOME": privateHome(t)}),
+	})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.args["file"] = fixture(t, "pass.agent.md")
+			res := call(t, cs, "Test", tc.args)
+			if res.IsError != tc.wantError || !strings.Contains(text(res), tc.want) {
+				t.Errorf("isError=%v, text:\n%s\nwant isError=%v and %q", res.IsError, text(res), tc.wantError, tc.want)
+			}
+		})
+	}
+}
+
 func TestCheckLoopback(t *testing.T) {
 	tests := []struct {
 		addr string
