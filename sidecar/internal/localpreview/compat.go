@@ -74,11 +74,37 @@ func routeRefusal(flag string, err error) error {
 	return &Refusal{Msg: flag + ": " + err.Error(), Next: "fix " + flag + " or the key variable as the message says"}
 }
 
-// checkCredentialEcho refuses content that contains a resolved credential
-// (exact value, any length). Sessions records this content when a turn
-// starts, before any reply check, and the report and failure record repeat
-// the identities and path, so it is checked before the journal is created.
-func checkCredentialEcho(path string, plan *Plan, rt *routes) error {
+// withheld replaces an identifier that holds a credential in a refused
+// report.
+const withheld = "(withheld: holds the endpoint credential)"
+
+// withholdCredentialEcho removes from a refused report the identifiers
+// prepare copied into it before the credential check (the path, agent id,
+// revision and example ids): a refusal is printed, written as JSON and
+// JUnit, so it must not carry the value it refused.
+func withholdCredentialEcho(rep *Report, rt *routes) {
+	holders := credentialHolders(rt)
+	holds := func(s string) bool {
+		for _, h := range holders {
+			if s != "" && h.ContainsCredential(s) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range []*string{&rep.Agent.Path, &rep.Agent.ID, &rep.Agent.Revision} {
+		if holds(*p) {
+			*p = withheld
+		}
+	}
+	for i := range rep.Examples {
+		if holds(rep.Examples[i].ID) {
+			rep.Examples[i].ID = withheld
+		}
+	}
+}
+
+func credentialHolders(rt *routes) []route.CredentialChecker {
 	var holders []route.CredentialChecker
 	if h, ok := rt.agentModel.(route.CredentialChecker); ok {
 		holders = append(holders, h)
@@ -88,6 +114,15 @@ func checkCredentialEcho(path string, plan *Plan, rt *routes) error {
 			holders = append(holders, h)
 		}
 	}
+	return holders
+}
+
+// checkCredentialEcho refuses content that contains a resolved credential
+// (exact value, any length). Sessions records this content when a turn
+// starts, before any reply check, and the report and failure record repeat
+// the identities and path, so it is checked before the journal is created.
+func checkCredentialEcho(path string, plan *Plan, rt *routes) error {
+	holders := credentialHolders(rt)
 	if len(holders) == 0 {
 		return nil
 	}

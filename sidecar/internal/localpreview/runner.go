@@ -189,6 +189,7 @@ func prepare(opts Options, req Request, rep *Report) (*Plan, error) {
 		return nil, err
 	}
 	if err := checkCredentialEcho(req.Path, plan, rt); err != nil {
+		withholdCredentialEcho(rep, rt)
 		return nil, err
 	}
 	plan.Routes = rt
