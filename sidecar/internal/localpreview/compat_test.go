@@ -442,7 +442,9 @@ func TestCompatibleRefusedBodiesLeaveNoTrace(t *testing.T) {
 	}{
 		{"status 500 with a body", func(chatCall) chatReply { return chatReply{status: 500, body: `{"error":"` + marker + `"}`} }},
 		{"status 401 echoing the header", func(c chatCall) chatReply { return chatReply{status: 401, body: marker + c.Auth} }},
-		{"credential in the answer", func(c chatCall) chatReply { return chatReply{body: okBody(c.Model, marker+" your key is "+strings.TrimPrefix(c.Auth, "Bearer "))} }},
+		{"credential in the answer", func(c chatCall) chatReply {
+			return chatReply{body: okBody(c.Model, marker+" your key is "+strings.TrimPrefix(c.Auth, "Bearer "))}
+		}},
 		{"credential json-escaped in a discarded field", func(c chatCall) chatReply {
 			esc := strings.ReplaceAll(strings.TrimPrefix(c.Auth, "Bearer "), "k", `\u006b`)
 			return chatReply{body: strings.TrimSuffix(okBody(c.Model, marker), "}") + `,"debug":"` + esc + `"}`}
@@ -461,7 +463,9 @@ func TestCompatibleRefusedBodiesLeaveNoTrace(t *testing.T) {
 			return chatReply{body: `{"model":"` + c.Model + `","choices":[{"message":{"role":"assistant","content":"x","refusal":"` + marker + `"},"finish_reason":"stop"}]}`}
 		}},
 		{"truncated json", func(c chatCall) chatReply { return chatReply{body: okBody(c.Model, marker)[:60]} }},
-		{"redirect", func(chatCall) chatReply { return chatReply{status: 302, location: "/elsewhere/" + marker, body: marker} }},
+		{"redirect", func(chatCall) chatReply {
+			return chatReply{status: 302, location: "/elsewhere/" + marker, body: marker}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
