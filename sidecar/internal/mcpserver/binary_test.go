@@ -3,7 +3,9 @@ package mcpserver_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,5 +151,77 @@ func TestBinaryStartupRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBinaryRawStdio speaks newline-delimited JSON-RPC to the binary by
+// hand: malformed requests get protocol errors, a well-formed call gets a
+// result, stdin stays open until every reply has arrived (the SDK stops
+// answering once stdin closes), and closing it then ends kmx mcp with exit 0.
+func TestBinaryRawStdio(t *testing.T) {
+	bin := buildKMX(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "mcp")
+	cmd.Env = childEnv(privateHome(t))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	file, _ := json.Marshal(fixture(t, "pass.agent.md"))
+	requests := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Test","arguments":{"file":` + string(file) + `}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"Test","arguments":"not an object"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"Publish","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"not params"}`,
+	}
+	for _, r := range requests {
+		if _, err := io.WriteString(stdin, r+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type reply struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	replies := map[int]reply{}
+	dec := json.NewDecoder(stdout)
+	for len(replies) < 5 {
+		var r reply
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("after %d replies: %v (stderr: %s)", len(replies), err, stderr.String())
+		}
+		if r.ID != 0 {
+			replies[r.ID] = r
+		}
+	}
+	if r := replies[2]; r.Error != nil || !bytes.Contains(r.Result, []byte(`"verdict":"pass"`)) {
+		t.Errorf("Test call: error %+v, result %s", r.Error, r.Result)
+	}
+	for _, id := range []int{3, 4, 5} {
+		if replies[id].Error == nil {
+			t.Errorf("request %d (malformed) got a result, want a protocol error: %s", id, replies[id].Result)
+		}
+	}
+	// Every reply is in: now end the input, and kmx mcp ends cleanly.
+	if err := stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("kmx mcp after stdin closed: %v (stderr: %s)", err, stderr.String())
 	}
 }

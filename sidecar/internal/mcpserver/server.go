@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
@@ -54,10 +56,28 @@ func New(cfg Config) *mcp.Server {
 			"Pass absolute file paths.",
 		Logger: cfg.Logger,
 	})
+	srv.AddReceivingMiddleware(rejectNonObjectArguments)
 	addRun(srv, cfg)
 	addTest(srv, cfg)
 	addExplain(srv, cfg)
 	return srv
+}
+
+// rejectNonObjectArguments makes a tools/call whose arguments are not a JSON
+// object a protocol error (invalid params), as a malformed request is. The
+// SDK would report it as an isError tool result; that is kept for
+// arguments that are an object but do not fit the tool's schema, so a
+// model can correct them.
+func rejectNonObjectArguments(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+			args := bytes.TrimSpace(r.Params.Arguments)
+			if len(args) > 0 && args[0] != '{' && !bytes.Equal(args, []byte("null")) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: arguments must be a JSON object"}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // options turns the startup configuration and a tool's model argument into
