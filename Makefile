@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build demo test test-fast test-go lint vet fmt-check staticcheck proto tools bench fuzz clean
+.PHONY: all build demo test test-fast test-go lint vet vet-cross fmt-check staticcheck proto tools bench fuzz fuzz-reply clean
 
 all: build
 
@@ -35,13 +35,19 @@ test-fast: lint test-go
 test-go:
 	$(GO) test -count=1 ./...
 
-lint: fmt-check vet staticcheck
+lint: fmt-check vet vet-cross staticcheck
 
 fmt-check:
 	@out=$$(gofmt -l sidecar); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
 	$(GO) vet ./...
+
+## vet-cross: the sidecar builds and vets for every platform the extension ships.
+vet-cross:
+	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	GOOS=windows GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 
 staticcheck: $(TOOLS)/staticcheck
 	$(TOOLS)/staticcheck ./...
@@ -73,6 +79,9 @@ bench: build
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./sidecar/internal/agentfile
+
+fuzz-reply:
+	$(GO) test -run '^$$' -fuzz FuzzDecodeReply -fuzztime $(FUZZTIME) ./sidecar/internal/route
 
 clean:
 	rm -rf $(BIN)
