@@ -16,6 +16,10 @@ export const Commands = {
   TestFile: "kmx.testFile",
   /** ExplainParams → ExplainResult */
   Explain: "kmx.explainLastFailure",
+  /** DocumentParams → ListRunsResult */
+  ListRuns: "kmx.listRuns",
+  /** ClearJournalsParams → ClearJournalsResult */
+  ClearJournals: "kmx.clearJournals",
 } as const;
 
 /** Custom request methods. */
@@ -24,6 +28,8 @@ export const Methods = {
   Run: "kmx/run",
   Test: "kmx/test",
   Explain: "kmx/explain",
+  ListRuns: "kmx/listRuns",
+  ClearJournals: "kmx/clearJournals",
 } as const;
 
 /** value.outcome of the $/progress end notification. */
@@ -43,6 +49,10 @@ export interface KmxRequests {
   "kmx/test": { params: TestParams; result: ReportResult };
   /** why the last test of this file failed, read offline from retained failures */
   "kmx/explain": { params: ExplainParams; result: ExplainResult };
+  /** the retained run journals of this file's agent, oldest first */
+  "kmx/listRuns": { params: DocumentParams; result: ListRunsResult };
+  /** delete one run or every run that is not executing */
+  "kmx/clearJournals": { params: ClearJournalsParams; result: ClearJournalsResult };
 }
 
 /** Go: lsp.DocumentParams */
@@ -304,6 +314,42 @@ export interface Assertion {
 export interface CorruptRecord {
   name: string;
   reason: string;
+}
+
+/** Go: lsp.ListRunsResult */
+export interface ListRunsResult {
+  protocolVersion: string;
+  uri: string;
+  agentId: string;
+  currentRevision?: string;
+  runs: RunInfo[] | null;
+}
+
+/** Go: journal.RunInfo */
+export interface RunInfo {
+  id: string;
+  created: string;
+  status: string;
+  agentId?: string;
+  agentRevision?: string;
+  command?: string;
+  kmxVersion?: string;
+  size: number;
+  files: string[] | null;
+  problem?: string;
+}
+
+/** Go: lsp.ClearJournalsParams */
+export interface ClearJournalsParams {
+  runId?: string;
+}
+
+/** Go: lsp.ClearJournalsResult */
+export interface ClearJournalsResult {
+  protocolVersion: string;
+  removed: string[] | null;
+  kept: string[] | null;
+  message: string;
 }
 
 /** Go: lsp.InitializationOptions */

@@ -3,6 +3,7 @@ package lsp
 import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
@@ -23,18 +24,22 @@ const ProtocolVersion = "kmx.lsp/v1"
 // the params object of the custom method it shares a handler with (see
 // Methods), and returns that method's result.
 const (
-	CommandRunExample   = "kmx.runExample"
-	CommandRunWithInput = "kmx.runWithInput"
-	CommandTestFile     = "kmx.testFile"
-	CommandExplain      = "kmx.explainLastFailure"
+	CommandRunExample    = "kmx.runExample"
+	CommandRunWithInput  = "kmx.runWithInput"
+	CommandTestFile      = "kmx.testFile"
+	CommandExplain       = "kmx.explainLastFailure"
+	CommandListRuns      = "kmx.listRuns"
+	CommandClearJournals = "kmx.clearJournals"
 )
 
 // Custom request methods (client → server unless noted).
 const (
-	MethodRun      = "kmx/run"
-	MethodTest     = "kmx/test"
-	MethodExamples = "kmx/examples"
-	MethodExplain  = "kmx/explain"
+	MethodRun           = "kmx/run"
+	MethodTest          = "kmx/test"
+	MethodExamples      = "kmx/examples"
+	MethodExplain       = "kmx/explain"
+	MethodListRuns      = "kmx/listRuns"
+	MethodClearJournals = "kmx/clearJournals"
 )
 
 // ExampleParams names one example of an open (or on-disk) agent file.
@@ -146,6 +151,35 @@ type ExplainResult struct {
 	Explanation failures.Explanation `json:"explanation"`
 }
 
+// ListRunsResult lists the retained run journals of one agent file, oldest
+// first. Journals record the agent ID and revision, not the file's path, so
+// a file's runs are the runs of its agent ID; CurrentRevision lets the
+// extension tell runs of the text it holds from runs of earlier edits.
+type ListRunsResult struct {
+	ProtocolVersion string            `json:"protocolVersion"`
+	URI             string            `json:"uri"`
+	AgentID         string            `json:"agentId"`
+	CurrentRevision string            `json:"currentRevision,omitempty"`
+	Runs            []journal.RunInfo `json:"runs"`
+}
+
+// ClearJournalsParams clears one run, or with RunID empty every run that is
+// not executing (of every file: journals are kmx's, not a file's).
+type ClearJournalsParams struct {
+	RunID string `json:"runId,omitempty"`
+}
+
+// ClearJournalsResult says what was removed and what was kept because it is
+// still executing (never deleted, by Clear or by retention).
+type ClearJournalsResult struct {
+	ProtocolVersion string   `json:"protocolVersion"`
+	Removed         []string `json:"removed"`
+	Kept            []string `json:"kept"`
+	// Message says, in one line, what happened and what to do about kept
+	// runs.
+	Message string `json:"message"`
+}
+
 // Settings are the editor's kmx settings. They carry the NAME of an
 // environment variable that holds a credential, never a credential value:
 // a settings object with a credential-shaped value is refused whole and
@@ -215,15 +249,19 @@ func Methods() []MethodSpec {
 		{MethodRun, CommandRunExample, ExampleParams{}, ReportResult{}, "run one example, or ad-hoc input (kmx.runWithInput), showing the answer"},
 		{MethodTest, CommandTestFile, TestParams{}, ReportResult{}, "test the file: all examples or the selected ones"},
 		{MethodExplain, CommandExplain, ExplainParams{}, ExplainResult{}, "why the last test of this file failed, read offline from retained failures"},
+		{MethodListRuns, CommandListRuns, DocumentParams{}, ListRunsResult{}, "the retained run journals of this file's agent, oldest first"},
+		{MethodClearJournals, CommandClearJournals, ClearJournalsParams{}, ClearJournalsResult{}, "delete one run or every run that is not executing"},
 	}
 }
 
 // Commands lists every command ID with the method whose handler it uses.
 func Commands() map[string]string {
 	return map[string]string{
-		CommandRunExample:   MethodRun,
-		CommandRunWithInput: MethodRun,
-		CommandTestFile:     MethodTest,
-		CommandExplain:      MethodExplain,
+		CommandRunExample:    MethodRun,
+		CommandRunWithInput:  MethodRun,
+		CommandTestFile:      MethodTest,
+		CommandExplain:       MethodExplain,
+		CommandListRuns:      MethodListRuns,
+		CommandClearJournals: MethodClearJournals,
 	}
 }

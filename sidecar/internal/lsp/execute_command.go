@@ -51,6 +51,18 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, err
 		}
 		return s.explainFile(a)
+	case CommandListRuns:
+		var a DocumentParams
+		if err := decode(p.Command, arg, &a); err != nil {
+			return nil, err
+		}
+		return s.listFileRuns(a)
+	case CommandClearJournals:
+		var a ClearJournalsParams
+		if err := decode(p.Command, arg, &a); err != nil {
+			return nil, err
+		}
+		return s.clearRuns(a)
 	}
 	return nil, fmt.Errorf("%s: listed but not dispatched (a kmx bug)", p.Command)
 }

@@ -168,6 +168,8 @@ func (s *Server) methods() map[string]handlerFunc {
 		MethodRun:                          s.run,
 		MethodTest:                         s.test,
 		MethodExplain:                      s.explain,
+		MethodListRuns:                     s.listRuns,
+		MethodClearJournals:                s.clearJournals,
 	}
 }
 

@@ -24,12 +24,16 @@ func KMX() Spec {
 				{Name: "RunWithInput", Value: lsp.CommandRunWithInput, Doc: "ExampleParams with input → ReportResult"},
 				{Name: "TestFile", Value: lsp.CommandTestFile, Doc: "TestParams → ReportResult"},
 				{Name: "Explain", Value: lsp.CommandExplain, Doc: "ExplainParams → ExplainResult"},
+				{Name: "ListRuns", Value: lsp.CommandListRuns, Doc: "DocumentParams → ListRunsResult"},
+				{Name: "ClearJournals", Value: lsp.CommandClearJournals, Doc: "ClearJournalsParams → ClearJournalsResult"},
 			}},
 			{Name: "Methods", Doc: "Custom request methods.", Entries: []Const{
 				{Name: "Examples", Value: lsp.MethodExamples},
 				{Name: "Run", Value: lsp.MethodRun},
 				{Name: "Test", Value: lsp.MethodTest},
 				{Name: "Explain", Value: lsp.MethodExplain},
+				{Name: "ListRuns", Value: lsp.MethodListRuns},
+				{Name: "ClearJournals", Value: lsp.MethodClearJournals},
 			}},
 			{Name: "ProgressOutcomes", Doc: "value.outcome of the $/progress end notification.", Entries: []Const{
 				{Name: "Completed", Value: lsp.OutcomeCompleted},
