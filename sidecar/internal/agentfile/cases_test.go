@@ -29,6 +29,7 @@ func TestUnfinishedAndInvalidCases(t *testing.T) {
 		{"block opener being typed", examplesHead + "```ya", Unfinished, []string{UnfinishedBlockOpener}, nil},
 		{"upper-case opener being typed", examplesHead + "```YAm", Unfinished, []string{UnfinishedBlockOpener}, nil},
 		{"opener with a space being typed", examplesHead + "``` ", Unfinished, []string{UnfinishedBlockOpener}, nil},
+		{"backtick line that may still become prose", examplesHead + "```yaml\n- id: a\n  input: b\n```\n```x", Unfinished, []string{UnfinishedBlockOpener}, nil},
 		{"complete opener with another language", examplesHead + "```toml\n", Invalid, nil, []string{CodeExamplesNotYAML}},
 		{"open block, nothing yet", examplesHead + "```yaml\n", Unfinished, []string{UnfinishedBlock}, nil},
 		{"cut example's checks wait", examplesHead + "```yaml\n- id: a\n  input: x\n- id: a\n", Unfinished, []string{UnfinishedBlock, UnfinishedExample}, nil},

@@ -358,6 +358,12 @@ func (p *parser) examplesSection(heading line) {
 		if !ok {
 			continue
 		}
+		if !l.nl && f.ch == '`' {
+			// One more backtick on this line would make it prose, not a
+			// fence, so the line decides nothing yet.
+			p.abandon(UnfinishedBlockOpener, p.src.rng(l.start, l.end), "finish the line that opens a fenced block")
+			break
+		}
 		fence = f
 		r := p.src.rng(l.start, l.end)
 		switch {
