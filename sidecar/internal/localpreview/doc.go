@@ -5,7 +5,9 @@
 // example and each judge sample in a fresh Session on the embedded Sessions
 // service, journals every turn and verifies it by replay, so nothing that is
 // not a complete, replay-verified turn with passing assertions is ever
-// reported as a pass.
+// reported as a pass. Inspect replays a retained run's journal with every
+// model call refused and counted; it reports what was journaled, never a
+// verdict.
 //
 // Every result is labeled "local preview": it is never deployment
 // qualification, suite evidence or a passing receipt.
