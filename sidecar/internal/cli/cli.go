@@ -30,6 +30,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"check":   {"check agent files and print their diagnostics", runCheck},
+		"journal": {"list, clear or replay retained runs (journal list|clear|inspect)", runJournal},
 		"lsp":     {"serve the language server on stdin/stdout (the editor starts it)", runLSP},
 		"mcp":     {"serve the MCP tools Run, Test and Explain on stdin/stdout", runMCP},
 		"run":     {"run examples (or an ad-hoc input) and show the answers", runRun},
