@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build demo test test-fast test-go lint vet vet-cross fmt-check staticcheck proto tools bench fuzz fuzz-reply clean
+.PHONY: all build demo test test-fast test-go lint vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench fuzz fuzz-reply clean
 
 all: build
 
@@ -55,6 +55,17 @@ staticcheck: $(TOOLS)/staticcheck
 ## proto: regenerate the committed gRPC code from shared/proto.
 proto: tools
 	@bash scripts/genproto.sh sidecar/internal/sessions/sessionspb
+
+## protocol: regenerate the editor's TypeScript contract (shared/protocol) from the Go types.
+protocol:
+	$(GO) run ./sidecar/cmd/kmx-protocolgen
+
+## mcp-tools: install Node 24, the MCP inspector and the conformance suite into the test cache.
+mcp-tools:
+	bash scripts/mcp-tools.sh
+
+test-mcp: mcp-tools
+	$(GO) test -count=1 -run 'TestInspectorCLI|TestConformance' ./sidecar/internal/mcpserver
 
 tools: $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc $(TOOLS)/staticcheck /usr/bin/protoc
 
