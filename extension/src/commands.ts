@@ -1,0 +1,226 @@
+// Every kmx command, registered through one factory. Code lenses call the
+// same ids with the server's argument ({uri, exampleId} or {uri}); the
+// palette calls them with none, and the active editor fills it in.
+import * as vscode from "vscode";
+import type { ExplainView } from "./explainView";
+import { type ExampleParams, Methods, type ReportResult } from "./protocol";
+import type { ReplayPanel } from "./replayPanel";
+import { runVerdictText, summaryLine } from "./results";
+import type { Sidecar } from "./sidecar";
+import type { ModelStatus } from "./statusBar";
+import { errorText, type KmxTests } from "./testing";
+
+export interface CommandDeps {
+  sidecar: Sidecar;
+  tests: KmxTests;
+  explain: ExplainView;
+  replay: ReplayPanel;
+  status: ModelStatus;
+}
+
+type Handler = (arg?: unknown) => Promise<void>;
+
+export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
+  const table: Record<string, Handler> = {
+    "kmx.runExample": (arg) => runExample(deps, arg),
+    "kmx.testFile": (arg) => testFile(deps, arg),
+    "kmx.runWithInput": (arg) => runWithInput(deps, arg),
+    "kmx.explainLastFailure": async (arg) => {
+      const uri = fileArg(arg);
+      if (uri !== undefined) {
+        await deps.explain.show(uri);
+      }
+    },
+    "kmx.showRunReplay": async (arg) => {
+      const uri = fileArg(arg);
+      if (uri !== undefined) {
+        const runId = typeof (arg as { runId?: unknown } | undefined)?.runId === "string" ? (arg as { runId: string }).runId : undefined;
+        await deps.replay.show(uri, runId);
+      }
+    },
+    "kmx.clearJournals": () => clearJournals(deps),
+    "kmx.selectModel": () => selectModel(),
+    "kmx.showLogs": () => {
+      deps.sidecar.log.show(true);
+      return Promise.resolve();
+    },
+    "kmx.restartServer": () => deps.sidecar.restart(),
+  };
+  return Object.entries(table).map(([id, handler]) =>
+    vscode.commands.registerCommand(id, async (arg?: unknown) => {
+      try {
+        await handler(arg);
+      } catch (err) {
+        // A failed command says what failed; the sidecar's log has more.
+        void vscode.window.showErrorMessage(`kmx: ${errorText(err)}`, "Show Logs").then((pick) => {
+          if (pick === "Show Logs") {
+            deps.sidecar.log.show(true);
+          }
+        });
+      }
+    }),
+  );
+}
+
+/** The agent file a command is about: its argument's uri, else the active editor. */
+function fileArg(arg: unknown): vscode.Uri | undefined {
+  const uri = (arg as { uri?: unknown } | undefined)?.uri;
+  if (typeof uri === "string") {
+    return vscode.Uri.parse(uri);
+  }
+  if (uri instanceof vscode.Uri) {
+    return uri;
+  }
+  const doc = vscode.window.activeTextEditor?.document;
+  if (doc !== undefined && doc.uri.path.endsWith(".agent.md")) {
+    return doc.uri;
+  }
+  void vscode.window.showErrorMessage("kmx: open an agent file (*.agent.md) first; this command works on the file in the active editor.");
+  return undefined;
+}
+
+function withCancel<T>(title: string, work: (token: vscode.CancellationToken, report: (message: string) => void) => Promise<T>): Thenable<T> {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, token) =>
+    work(token, (message) => progress.report({ message })),
+  );
+}
+
+async function pickExample(deps: CommandDeps, uri: vscode.Uri): Promise<string | undefined> {
+  const res = await deps.sidecar.request(Methods.Examples, { uri: uri.toString() });
+  const examples = res.examples ?? [];
+  const editor = vscode.window.activeTextEditor;
+  if (editor !== undefined && editor.document.uri.toString() === uri.toString()) {
+    const line = editor.selection.active.line;
+    const here = examples.find((e) => e.fullRange.start.line <= line && line <= e.fullRange.end.line);
+    if (here !== undefined) {
+      return here.id;
+    }
+  }
+  if (examples.length === 0) {
+    void vscode.window.showErrorMessage(`kmx: ${vscode.workspace.asRelativePath(uri)} has no examples to run (state: ${res.state}); see the Problems panel.`);
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    examples.map((e) => ({ label: e.id, description: (e.assertions ?? []).map((a) => a.type).join(", ") })),
+    { title: "kmx: Run Example", placeHolder: "Which example?" },
+  );
+  return pick?.label;
+}
+
+function showVerdict(text: string, ok: boolean, deps: CommandDeps): void {
+  const show = ok ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+  void show(text, "Show Logs").then((pick) => {
+    if (pick === "Show Logs") {
+      deps.sidecar.log.show(true);
+    }
+  });
+}
+
+async function runExample(deps: CommandDeps, arg: unknown): Promise<void> {
+  const uri = fileArg(arg);
+  if (uri === undefined) {
+    return;
+  }
+  const given = (arg as { exampleId?: unknown } | undefined)?.exampleId;
+  const exampleId = typeof given === "string" ? given : await pickExample(deps, uri);
+  if (exampleId === undefined) {
+    return;
+  }
+  const params: ExampleParams = { uri: uri.toString(), exampleId };
+  const res = await withCancel(`kmx: running example "${exampleId}"`, (token, report) =>
+    deps.sidecar.request(Methods.Run, params, token, (v) => {
+      if (v.message !== undefined) {
+        report(v.message);
+      }
+    }),
+  );
+  // The lens result lands in the Test Explorer too, on the same item.
+  const file = deps.tests.fileItem(uri);
+  const item = deps.tests.exampleItem(uri, exampleId);
+  if (item !== undefined) {
+    const run = deps.tests.controller.createTestRun(new vscode.TestRunRequest([item]), `kmx: run ${exampleId}`, true);
+    deps.tests.applyReport(run, file, res, [item]);
+    run.end();
+  } else {
+    noteReport(deps, res);
+  }
+  const ex = res.report?.examples?.[0];
+  showVerdict(res.report !== undefined ? runVerdictText(res.report) : "kmx: no report", ex?.verdict === "pass", deps);
+}
+
+function noteReport(deps: CommandDeps, res: ReportResult): void {
+  deps.tests.lastReports.set(res.uri, res);
+  deps.status.fromReport(res);
+}
+
+async function testFile(deps: CommandDeps, arg: unknown): Promise<void> {
+  const uri = fileArg(arg);
+  if (uri === undefined) {
+    return;
+  }
+  const res = await withCancel(`kmx: testing ${vscode.workspace.asRelativePath(uri)}`, (token, report) => deps.tests.testFile(uri, token, report));
+  if (res?.report !== undefined) {
+    showVerdict(`kmx ${vscode.workspace.asRelativePath(uri)}: ${summaryLine(res.report)}`, res.report.verdict === "pass", deps);
+  }
+}
+
+async function runWithInput(deps: CommandDeps, arg: unknown): Promise<void> {
+  const uri = fileArg(arg);
+  if (uri === undefined) {
+    return;
+  }
+  const input = await vscode.window.showInputBox({
+    title: "kmx: Run With Input",
+    prompt: "Input for the agent (at most 16 KiB; never a credential: kmx refuses credential-shaped input)",
+    ignoreFocusOut: true,
+  });
+  if (input === undefined) {
+    return;
+  }
+  const res = await withCancel("kmx: running with your input", (token, report) =>
+    deps.sidecar.request(Methods.Run, { uri: uri.toString(), input }, token, (v) => {
+      if (v.message !== undefined) {
+        report(v.message);
+      }
+    }),
+  );
+  noteReport(deps, res);
+  const ex = res.report?.examples?.[0];
+  showVerdict(res.report !== undefined ? runVerdictText(res.report) : "kmx: no report", ex?.verdict === "answered", deps);
+}
+
+async function clearJournals(deps: CommandDeps): Promise<void> {
+  const go = await vscode.window.showWarningMessage(
+    "kmx: delete every retained run journal that is not executing? Runs still executing are kept.",
+    { modal: true },
+    "Clear Journals",
+  );
+  if (go !== "Clear Journals") {
+    return;
+  }
+  const res = await deps.sidecar.request(Methods.ClearJournals, {});
+  void vscode.window.showInformationMessage(`kmx: ${res.message}`);
+}
+
+async function selectModel(): Promise<void> {
+  const c = vscode.workspace.getConfiguration("kmx");
+  const current = c.get<string>("model", "");
+  const items: (vscode.QuickPickItem & { value: string | undefined })[] = [
+    { label: "Each file's model", description: current === "" ? "current" : "", detail: "Use the model: line of each agent file (else the default).", value: "" },
+    { label: "fake", description: current === "fake" ? "current" : "", detail: "The offline deterministic model: no network, no credential.", value: "fake" },
+    { label: "Another model id…", detail: "An exact model id for kmx.endpoint (set the endpoint and key variable name in Settings).", value: undefined },
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title: "kmx: Select Model", placeHolder: `current: ${current === "" ? "each file's model" : current}` });
+  if (pick === undefined) {
+    return;
+  }
+  let value = pick.value;
+  if (value === undefined) {
+    value = await vscode.window.showInputBox({ title: "kmx: model id", value: current, prompt: "The exact model id the endpoint serves" });
+    if (value === undefined) {
+      return;
+    }
+  }
+  const target = vscode.workspace.workspaceFolders !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await c.update("model", value.trim() === "" ? undefined : value.trim(), target);
+}

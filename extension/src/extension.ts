@@ -1,0 +1,47 @@
+// The kmx VS Code extension: thin by design. It finds and starts the
+// sidecar (`kmx lsp`), renders what the server says (lenses and diagnostics
+// arrive through the language client as they are; test results, Explain and
+// replays through kmx requests), and registers commands. It never parses an
+// agent file, opens a journal or holds a credential.
+import * as vscode from "vscode";
+import { registerCommands } from "./commands";
+import { ExplainView } from "./explainView";
+import { ReplayPanel } from "./replayPanel";
+import { Sidecar } from "./sidecar";
+import { ModelStatus } from "./statusBar";
+import { KmxTests } from "./testing";
+
+export function activate(context: vscode.ExtensionContext): void {
+  const log = vscode.window.createOutputChannel("kmx");
+  const sidecar = new Sidecar(context, log);
+  const status = new ModelStatus();
+  let replay: ReplayPanel | undefined;
+  const tests = new KmxTests(sidecar, log, async (file) => {
+    await replay?.show(file, undefined);
+  });
+  replay = new ReplayPanel(sidecar, tests.lastReports);
+  const explain = new ExplainView(sidecar);
+  context.subscriptions.push(
+    log,
+    sidecar,
+    status,
+    tests,
+    replay,
+    explain,
+    tests.onReport((r) => status.fromReport(r)),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("kmx")) {
+        status.settingsChanged();
+      }
+    }),
+    ...registerCommands({ sidecar, tests, explain, replay, status }),
+  );
+  // Start at once: diagnostics and lenses should be there when the file is.
+  sidecar.ready().catch((err: unknown) => {
+    log.appendLine(`kmx lsp did not start: ${err instanceof Error ? err.message : String(err)}`);
+  });
+}
+
+export function deactivate(): void {
+  // Disposables registered on the context stop the client and the sidecar.
+}

@@ -1,0 +1,152 @@
+// The replay panel's HTML, built from the server's kmx.journal.inspect/v1
+// JSON. Every value is escaped; the page has no script, loads nothing, and
+// its only style is inline under a nonce, coloured by VS Code's theme
+// variables. Pure, so escaping and the CSP are unit-tested.
+import type { ExampleResult, Report } from "./protocol";
+
+export const InspectSchema = "kmx.journal.inspect/v1";
+export const ReplayLabel = "local preview journal replay; not a test result";
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A CSP that allows nothing but the nonce'd inline style. */
+export function contentSecurityPolicy(nonce: string, cspSource: string): string {
+  return `default-src 'none'; style-src 'nonce-${nonce}'; img-src ${cspSource}; font-src ${cspSource}; script-src 'none'; frame-src 'none'; form-action 'none'`;
+}
+
+// The inspection is read defensively: its TypeScript type is not in the
+// generated contract yet (see docs/extension.md), so fields are checked,
+// never assumed.
+type Json = Record<string, unknown>;
+function obj(v: unknown): Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : {};
+}
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+function arr(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+function num(v: unknown): number | undefined {
+  return typeof v === "number" ? v : undefined;
+}
+
+function identity(v: unknown): string {
+  const m = obj(v);
+  return `${str(m.route) ?? "?"} / ${str(m.model) ?? "?"}`;
+}
+
+function field(label: string, valueHtml: string): string {
+  return `<div class="field"><span class="label">${escapeHtml(label)}</span> ${valueHtml}</div>`;
+}
+
+function pre(s: string): string {
+  return `<pre>${escapeHtml(s)}</pre>`;
+}
+
+function verdictHtml(ex: ExampleResult | undefined): string {
+  if (ex === undefined) {
+    return field("verdict", `<span class="muted">not in this session's report for the run</span>`);
+  }
+  const word = ex.verdict === "unknown" ? "inconclusive (unknown)" : ex.verdict;
+  let h = field("verdict (from the run's report)", `<span class="verdict v-${escapeHtml(ex.verdict)}">${escapeHtml(word)}</span>`);
+  const rows = (ex.assertions ?? []).map((a) => {
+    const extra = [a.expected !== undefined ? `expected ${a.expected}` : "", a.actual !== undefined ? `actual ${a.actual}` : ""].filter((x) => x !== "").join("; ");
+    return `<li><code>assertion ${a.index + 1} ${escapeHtml(a.type)}</code> ${escapeHtml(a.outcome)}: ${escapeHtml(a.message)}${extra !== "" ? ` <span class="muted">(${escapeHtml(extra)})</span>` : ""}</li>`;
+  });
+  if (rows.length > 0) {
+    h += `<div class="field"><span class="label">assertion results</span><ul>${rows.join("")}</ul></div>`;
+  }
+  return h;
+}
+
+function judgeSampleHtml(v: unknown, i: number): string {
+  const s = obj(v);
+  const score = num(s.score);
+  const reply = str(s.reply) ?? "?";
+  let h = `<li>sample ${i + 1}: ${escapeHtml(identity(s.model))}, ${escapeHtml(str(s.state) ?? "?")}, reply ${escapeHtml(reply)}${score !== undefined ? `, score ${score}` : ""}`;
+  const rubric = str(s.rubric);
+  if (rubric !== undefined) {
+    h += `<div class="muted">rubric: ${escapeHtml(rubric)}</div>`;
+  }
+  const reasoning = str(s.reasoning);
+  if (reasoning !== undefined) {
+    h += `<details><summary>reasoning</summary>${pre(reasoning)}</details>`;
+  }
+  return `${h}</li>`;
+}
+
+function turnHtml(v: unknown, report: Report | undefined): string {
+  const t = obj(v);
+  const example = str(t.example) ?? "";
+  const state = str(t.state) ?? "?";
+  const answer = str(t.answer);
+  let h = `<section class="turn"><h2>${escapeHtml(example !== "" ? example : "(ad-hoc input)")} <span class="muted">turn ${num(t.turn) ?? "?"}, ${escapeHtml(str(t.purpose) ?? "")}</span></h2>`;
+  h += field("input", pre(str(t.input) ?? ""));
+  h += field("model", `<code>${escapeHtml(identity(t.model))}</code>`);
+  h += field("replay", `<span class="state s-${escapeHtml(state)}">${escapeHtml(state)}</span>${str(t.reason) !== undefined ? ` <span class="muted">${escapeHtml(str(t.reason) ?? "")}</span>` : ""}`);
+  if (str(t.error) !== undefined) {
+    h += field("error", escapeHtml(str(t.error) ?? ""));
+  }
+  h += field("answer", answer !== undefined ? pre(answer) : `<span class="muted">no replay-verified answer</span>`);
+  const samples = arr(t.judgeSamples);
+  if (samples.length > 0) {
+    h += `<div class="field"><span class="label">judge samples</span><ul>${samples.map(judgeSampleHtml).join("")}</ul></div>`;
+  }
+  if (report !== undefined && example !== "") {
+    h += verdictHtml((report.examples ?? []).find((e) => e.id === example && e.adHoc !== true));
+  }
+  return `${h}</section>`;
+}
+
+/**
+ * The panel's whole page. `report` is this session's report for the same
+ * run, when the extension has one: the inspection itself carries no
+ * verdicts, and the panel says where each piece comes from.
+ */
+export function replayHtml(inspection: unknown, nonce: string, cspSource: string, report?: Report): string {
+  const i = obj(inspection);
+  const run = obj(i.run);
+  const sameRun = report !== undefined && report.runId !== undefined && report.runId === str(run.id) ? report : undefined;
+  let body: string;
+  if (str(i.schema) !== InspectSchema) {
+    body = `<p class="error">kmx answered an inspection this panel cannot read (schema ${escapeHtml(str(i.schema) ?? "missing")}, expected ${InspectSchema}): update the extension and the sidecar together.</p>`;
+  } else {
+    const s = obj(i.summary);
+    const live = num(i.liveCalls) ?? 0;
+    body = `<p class="meta">run <code>${escapeHtml(str(run.id) ?? "?")}</code> · ${escapeHtml(str(run.command) ?? "")} of <code>${escapeHtml(str(run.agentId) ?? "?")}</code> · ${escapeHtml(str(run.status) ?? "")} · ${num(s.verified) ?? 0} of ${num(s.turns) ?? 0} turns verified · live model calls during replay: ${live}</p>`;
+    if (live !== 0) {
+      body += `<p class="error">The replay attempted ${live} live model call(s); each was refused. This is a kmx bug: please report it.</p>`;
+    }
+    body += arr(i.turns).map((t) => turnHtml(t, sameRun)).join("");
+  }
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(nonce, cspSource))}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>kmx replay</title>
+<style nonce="${escapeHtml(nonce)}">
+body { color: var(--vscode-foreground); background: var(--vscode-editor-background); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); padding: 0 1em; }
+.banner { border-left: 3px solid var(--vscode-textLink-foreground); padding: .3em .8em; background: var(--vscode-textBlockQuote-background); }
+.turn { border-top: 1px solid var(--vscode-panel-border); padding: .5em 0; }
+.label { color: var(--vscode-descriptionForeground); display: inline-block; min-width: 7em; }
+.muted { color: var(--vscode-descriptionForeground); }
+.error { color: var(--vscode-errorForeground); }
+pre { background: var(--vscode-textCodeBlock-background); padding: .4em; white-space: pre-wrap; word-break: break-word; font-family: var(--vscode-editor-font-family); }
+code { font-family: var(--vscode-editor-font-family); }
+.v-pass, .s-verified { color: var(--vscode-testing-iconPassed); }
+.v-fail, .s-failed { color: var(--vscode-testing-iconFailed); }
+.v-unknown, .v-refused, .s-incomplete, .s-cancelled { color: var(--vscode-testing-iconErrored); }
+</style>
+</head>
+<body>
+<p class="banner" id="label">${escapeHtml(ReplayLabel)}</p>
+${body}
+</body>
+</html>
+`;
+}

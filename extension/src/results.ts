@@ -1,0 +1,163 @@
+// Turning the server's report into Test Explorer outcomes. Pure data in and
+// out, so the rules that matter are unit-tested without VS Code:
+// unknown is never passed, refusals carry their text, failures point at the
+// deciding assertion with expected and actual.
+import type { AssertionResult, ExampleResult, Range, Report } from "./protocol";
+
+export interface OutcomeMessage {
+  text: string;
+  expected?: string;
+  actual?: string;
+  /** Where the message belongs in the agent file; undefined: nowhere known. */
+  range?: Range;
+}
+
+export type OutcomeKind = "passed" | "failed" | "errored";
+
+export interface Outcome {
+  id: string;
+  kind: OutcomeKind;
+  durationMs?: number;
+  messages: OutcomeMessage[];
+}
+
+/** Outcomes for the requested example ids, in request order. */
+export function outcomesFor(report: Report | undefined, requested: readonly string[]): Outcome[] {
+  if (report === undefined) {
+    return requested.map((id) => ({
+      id,
+      kind: "errored",
+      messages: [{ text: "inconclusive: kmx returned no report for this run (local preview)" }],
+    }));
+  }
+  const byId = new Map<string, ExampleResult>();
+  for (const ex of report.examples ?? []) {
+    if (ex.adHoc !== true) {
+      byId.set(ex.id, ex);
+    }
+  }
+  return requested.map((id) => {
+    const ex = byId.get(id);
+    if (ex !== undefined) {
+      return outcomeOf(ex);
+    }
+    // A refusal of the whole invocation (invalid file, bad route...) names
+    // no example; every requested one shows the refusal text.
+    if (report.refusal !== undefined) {
+      return { id, kind: "errored", messages: [{ text: refusalText(report.refusal.message, report.refusal.next) }] };
+    }
+    return { id, kind: "errored", messages: [{ text: `inconclusive: kmx reported nothing for example "${id}"` }] };
+  });
+}
+
+export function refusalText(message: string, next: string | undefined): string {
+  const m = `refused: ${message}`;
+  return next !== undefined && next !== "" ? `${m}\n${next}` : m;
+}
+
+export function outcomeOf(ex: ExampleResult): Outcome {
+  const base = { id: ex.id, durationMs: ex.durationMs };
+  switch (ex.verdict) {
+    case "pass":
+      // The server only says pass for a journaled, replay-verified turn;
+      // showing anything else as passed would break kmx's first promise.
+      if (!ex.journaled || !ex.verified) {
+        return {
+          ...base,
+          kind: "errored",
+          messages: [{ text: "inconclusive: reported as pass without a replay-verified journaled turn", range: ex.range }],
+        };
+      }
+      return { ...base, kind: "passed", messages: [] };
+    case "fail":
+      return { ...base, kind: "failed", messages: decidingMessages(ex, "failed") };
+    case "unknown":
+      return { ...base, kind: "errored", messages: decidingMessages(ex, "inconclusive") };
+    case "refused":
+      return { ...base, kind: "errored", messages: [{ text: `refused: ${ex.message ?? "kmx refused this example"}`, range: ex.range }] };
+    default:
+      return {
+        ...base,
+        kind: "errored",
+        messages: [{ text: `inconclusive: kmx answered the verdict "${ex.verdict}", which this extension does not know`, range: ex.range }],
+      };
+  }
+}
+
+function decidingAssertion(ex: ExampleResult): AssertionResult | undefined {
+  if (ex.deciding === undefined) {
+    return undefined;
+  }
+  return (ex.assertions ?? []).find((a) => a.index === ex.deciding);
+}
+
+// The first message sits on the deciding assertion with expected/actual (a
+// diff in the peek); the second on the example's `- id:` line, so both
+// places show why.
+function decidingMessages(ex: ExampleResult, word: "failed" | "inconclusive"): OutcomeMessage[] {
+  const a = decidingAssertion(ex);
+  const why = ex.message ?? a?.message ?? "";
+  const head = word === "inconclusive" ? "inconclusive (unknown, not a pass)" : "failed";
+  const out: OutcomeMessage[] = [];
+  if (a !== undefined) {
+    const m: OutcomeMessage = {
+      text: `${head}: assertion ${a.index + 1} (${a.type}) ${a.outcome}: ${a.message}${scoresText(a)}`,
+      range: ex.decidingRange ?? ex.range,
+    };
+    if (a.expected !== undefined) {
+      m.expected = a.expected;
+    }
+    if (a.actual !== undefined) {
+      m.actual = a.actual;
+    }
+    out.push(m);
+  }
+  out.push({ text: `${ex.id}: ${head}${why !== "" ? `: ${why}` : ""} (local preview)`, range: ex.range });
+  return out;
+}
+
+function scoresText(a: AssertionResult): string {
+  if (a.scores === undefined) {
+    return "";
+  }
+  const s = a.scores.map((v) => (v === null ? "none" : String(v))).join(", ");
+  return a.threshold !== undefined ? ` (scores ${s}; threshold ${a.threshold})` : ` (scores ${s})`;
+}
+
+/** One line for notifications and the status of a run. */
+export function summaryLine(report: Report): string {
+  if (report.refusal !== undefined) {
+    return `kmx refused: ${report.refusal.message}`;
+  }
+  const s = report.summary;
+  const parts = [`${s.pass} pass`, `${s.fail} fail`];
+  if (s.unknown > 0) {
+    parts.push(`${s.unknown} inconclusive`);
+  }
+  if (s.refused > 0) {
+    parts.push(`${s.refused} refused`);
+  }
+  return `${report.verdict === "unknown" ? "inconclusive" : report.verdict}: ${parts.join(", ")} (${report.label})`;
+}
+
+/** The verdict of a single Run example or Run With Input, with its answer. */
+export function runVerdictText(report: Report): string {
+  if (report.refusal !== undefined) {
+    return refusalText(report.refusal.message, report.refusal.next).replace("\n", " ");
+  }
+  const ex = (report.examples ?? [])[0];
+  if (ex === undefined) {
+    return `kmx: no result (${report.label})`;
+  }
+  const verdict = ex.verdict === "unknown" ? "inconclusive (unknown)" : ex.verdict;
+  const who = ex.adHoc === true ? "input" : `example "${ex.id}"`;
+  let text = `kmx ${who}: ${verdict}`;
+  if (ex.verdict !== "pass" && ex.verdict !== "answered" && ex.message !== undefined && ex.message !== "") {
+    text += ` — ${ex.message}`;
+  }
+  if (ex.answer !== undefined) {
+    const oneLine = ex.answer.replace(/\s+/g, " ").trim();
+    text += ` — answer: ${oneLine.length > 160 ? `${oneLine.slice(0, 157)}...` : oneLine}`;
+  }
+  return `${text} (${report.label})`;
+}

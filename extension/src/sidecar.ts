@@ -1,0 +1,206 @@
+// The kmx lsp process and its language client: finding the binary,
+// starting it over stdio, capped restarts, settings, typed kmx requests and
+// progress. Everything the extension asks the server goes through here.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as vscode from "vscode";
+import {
+  CancellationToken as LspCancellationToken,
+  CloseAction,
+  DidChangeConfigurationNotification,
+  DynamicFeature,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type StaticFeature,
+  TransportKind,
+  WorkDoneProgress,
+  type WorkDoneProgressBegin,
+  type WorkDoneProgressEnd,
+  type WorkDoneProgressReport,
+} from "vscode-languageclient/node";
+import { type InitializationOptions, type KmxRequests, ProtocolVersion, type ProgressValue } from "./protocol";
+import { RestartBudget } from "./restart";
+import { resolveServerPath } from "./serverPath";
+import { readSettings } from "./settings";
+
+// The server's commands are registered by the extension itself (so a code
+// lens click and the palette share one handler that shows results), so the
+// client must not register them a second time.
+class KmxLanguageClient extends LanguageClient {
+  override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
+    if (DynamicFeature.is(feature) && feature.registrationType.method === ExecuteCommandRequest.method) {
+      return;
+    }
+    super.registerFeature(feature);
+  }
+}
+
+export type ProgressHandler = (value: ProgressValue) => void;
+type WorkDone = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
+
+export class Sidecar implements vscode.Disposable {
+  private client: KmxLanguageClient | undefined;
+  private starting: Promise<KmxLanguageClient> | undefined;
+  private readonly budget = new RestartBudget(3, 3 * 60_000);
+  private tokens = 0;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly readyEmitter = new vscode.EventEmitter<void>();
+  /** Fires each time a server has started (first start and restarts). */
+  readonly onReady = this.readyEmitter.event;
+
+  constructor(
+    private readonly ext: vscode.ExtensionContext,
+    /** The sidecar's stderr log, and what the extension says about it. */
+    readonly log: vscode.OutputChannel,
+  ) {
+    this.disposables.push(
+      this.readyEmitter,
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration("kmx.sidecarPath")) {
+          void this.restart();
+        } else if (e.affectsConfiguration("kmx") && this.client?.isRunning() === true) {
+          void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kmx: readSettings() } });
+        }
+      }),
+    );
+  }
+
+  /** The running client, starting it on first use. Rejects with a message naming what to fix. */
+  ready(): Promise<KmxLanguageClient> {
+    if (this.client?.isRunning() === true) {
+      return Promise.resolve(this.client);
+    }
+    this.starting ??= this.start().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async start(): Promise<KmxLanguageClient> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const where = resolveServerPath({
+      setting: vscode.workspace.getConfiguration("kmx").get<string>("sidecarPath"),
+      extensionPath: this.ext.extensionPath,
+      platform: process.platform,
+      arch: process.arch,
+      home: os.homedir(),
+      workspaceFolder: folder,
+      isFile: (p) => {
+        try {
+          return fs.statSync(p).isFile();
+        } catch {
+          return false;
+        }
+      },
+    });
+    if (!where.ok) {
+      this.log.appendLine(where.message);
+      void vscode.window.showErrorMessage(where.message, "Open Settings").then((pick) => {
+        if (pick === "Open Settings") {
+          void vscode.commands.executeCommand("workbench.action.openSettings", "kmx.sidecarPath");
+        }
+      });
+      throw new Error(where.message);
+    }
+    this.log.appendLine(`starting ${where.path} lsp (from ${where.source === "setting" ? "kmx.sidecarPath" : "the extension's bundled binary"})`);
+    const server: ServerOptions = { command: where.path, args: ["lsp"], transport: TransportKind.stdio };
+    const init: InitializationOptions = { protocolVersion: ProtocolVersion, settings: readSettings() };
+    const options: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file", pattern: "**/*.agent.md" }],
+      outputChannel: this.log,
+      initializationOptions: init,
+      errorHandler: {
+        error: (_error, _message, count) => ({ action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown }),
+        closed: () => {
+          if (this.budget.allow(Date.now())) {
+            this.log.appendLine("kmx lsp stopped unexpectedly; restarting it");
+            return { action: CloseAction.Restart, handled: true };
+          }
+          this.notifyCrashLoop();
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    const client = new KmxLanguageClient("kmx", "kmx", server, options);
+    this.client = client;
+    client.onDidChangeState(() => {
+      if (client.isRunning()) {
+        this.readyEmitter.fire();
+      }
+    });
+    await client.start();
+    const got = (client.initializeResult?.capabilities.experimental as { kmxProtocolVersion?: unknown } | undefined)?.kmxProtocolVersion;
+    if (got !== ProtocolVersion) {
+      const msg = `kmx: the sidecar speaks protocol ${String(got)} but this extension needs ${ProtocolVersion}: install matching versions (or point kmx.sidecarPath at a matching kmx).`;
+      this.log.appendLine(msg);
+      void vscode.window.showErrorMessage(msg);
+    }
+    return client;
+  }
+
+  private notifyCrashLoop(): void {
+    const msg = `kmx lsp stopped ${this.budget.max + 1} times within ${this.budget.windowMs / 60_000} minutes, so it is not restarted again. Its log says why; run "kmx: Restart Language Server" after fixing it.`;
+    this.log.appendLine(msg);
+    void vscode.window.showErrorMessage(msg, "Show Logs").then((pick) => {
+      if (pick === "Show Logs") {
+        this.log.show(true);
+      }
+    });
+  }
+
+  async restart(): Promise<void> {
+    this.budget.reset();
+    const old = this.client;
+    this.client = undefined;
+    if (old !== undefined) {
+      try {
+        await old.dispose(5_000);
+      } catch (err) {
+        this.log.appendLine(`stopping kmx lsp: ${String(err)}`);
+      }
+    }
+    await this.ready();
+  }
+
+  /**
+   * Sends a kmx request. `progress` receives the server's $/progress values:
+   * a workDoneToken is passed so the server reports to this caller instead
+   * of opening a progress UI of its own. Cancelling `token` sends
+   * $/cancelRequest.
+   */
+  async request<M extends keyof KmxRequests>(
+    method: M,
+    params: KmxRequests[M]["params"],
+    token?: vscode.CancellationToken,
+    progress?: ProgressHandler,
+  ): Promise<KmxRequests[M]["result"]> {
+    const client = await this.ready();
+    if (progress === undefined) {
+      return client.sendRequest<KmxRequests[M]["result"]>(method, params, token as LspCancellationToken | undefined);
+    }
+    this.tokens += 1;
+    const workDoneToken = `kmx-${this.tokens}`;
+    const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (v: WorkDone) => progress(v as ProgressValue));
+    try {
+      return await client.sendRequest<KmxRequests[M]["result"]>(method, { ...params, workDoneToken }, token as LspCancellationToken | undefined);
+    } finally {
+      sub.dispose();
+    }
+  }
+
+  /** Sends a request the generated contract does not name yet; undefined when the server does not offer it. */
+  async optionalRequest(method: string, params: object, token?: vscode.CancellationToken): Promise<unknown> {
+    const client = await this.ready();
+    return client.sendRequest<unknown>(method, params, token as LspCancellationToken | undefined);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+    void this.client?.dispose(2_000);
+  }
+}

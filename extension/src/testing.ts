@@ -1,0 +1,319 @@
+// The Test Explorer: one item per agent file, a child per example (ranges
+// from the server's kmx/examples, so gutter icons sit on each `- id:` line),
+// a Run profile and a "Replay offline" profile. Code lens runs and explorer
+// runs both end in applyReport, so they update the same results.
+import * as vscode from "vscode";
+import { type ExampleInfo, Methods, type Range, type Report, type ReportResult } from "./protocol";
+import { type Outcome, outcomesFor, summaryLine } from "./results";
+import type { Sidecar } from "./sidecar";
+
+export function toRange(r: Range): vscode.Range {
+  return new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
+}
+
+const exampleSep = "::";
+
+export class KmxTests implements vscode.Disposable {
+  readonly controller: vscode.TestController;
+  /** The newest report per file URI, from any run (lens, palette or explorer). */
+  readonly lastReports = new Map<string, ReportResult>();
+  private readonly reportEmitter = new vscode.EventEmitter<ReportResult>();
+  readonly onReport = this.reportEmitter.event;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+
+  constructor(
+    private readonly sidecar: Sidecar,
+    private readonly log: vscode.OutputChannel,
+    replayOffline: (file: vscode.Uri) => Promise<void>,
+  ) {
+    const c = vscode.tests.createTestController("kmx", "kmx agents (local preview)");
+    this.controller = c;
+    c.resolveHandler = async (item) => {
+      if (item === undefined) {
+        await this.discover();
+      } else if (item.uri !== undefined) {
+        await this.refresh(item.uri);
+      }
+    };
+    c.refreshHandler = async () => {
+      await this.discover();
+    };
+    c.createRunProfile("Run", vscode.TestRunProfileKind.Run, (req, token) => this.runRequest(req, token), true);
+    c.createRunProfile(
+      "Replay offline",
+      vscode.TestRunProfileKind.Run,
+      async (req) => {
+        // A replay is not a test: it reopens the newest journal in the
+        // replay panel and leaves the items' results alone.
+        const files = new Map<string, vscode.Uri>();
+        for (const item of req.include ?? this.allFileItems()) {
+          if (item.uri !== undefined) {
+            files.set(item.uri.toString(), item.uri);
+          }
+        }
+        for (const uri of files.values()) {
+          await replayOffline(uri);
+        }
+      },
+      false,
+    );
+    const watcher = vscode.workspace.createFileSystemWatcher("**/*.agent.md");
+    this.disposables.push(
+      c,
+      this.reportEmitter,
+      watcher,
+      watcher.onDidCreate((u) => this.schedule(u)),
+      watcher.onDidChange((u) => this.schedule(u)),
+      watcher.onDidDelete((u) => c.items.delete(u.toString())),
+      vscode.workspace.onDidOpenTextDocument((d) => this.schedule(d.uri)),
+      vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document.uri)),
+      sidecar.onReady(() => void this.discover()),
+    );
+  }
+
+  private allFileItems(): vscode.TestItem[] {
+    const out: vscode.TestItem[] = [];
+    this.controller.items.forEach((i) => out.push(i));
+    return out;
+  }
+
+  private isAgentFile(uri: vscode.Uri): boolean {
+    return uri.scheme === "file" && uri.path.endsWith(".agent.md");
+  }
+
+  // Typing changes examples; ask the server again once the typing pauses.
+  private schedule(uri: vscode.Uri): void {
+    if (!this.isAgentFile(uri)) {
+      return;
+    }
+    const key = uri.toString();
+    clearTimeout(this.timers.get(key));
+    this.timers.set(
+      key,
+      setTimeout(() => {
+        this.timers.delete(key);
+        void this.refresh(uri);
+      }, 400),
+    );
+  }
+
+  async discover(): Promise<void> {
+    const files = await vscode.workspace.findFiles("**/*.agent.md", "**/node_modules/**", 500);
+    for (const uri of files) {
+      this.fileItem(uri);
+    }
+    for (const d of vscode.workspace.textDocuments) {
+      if (this.isAgentFile(d.uri)) {
+        this.fileItem(d.uri);
+      }
+    }
+    await Promise.all(this.allFileItems().map((i) => (i.uri !== undefined ? this.refresh(i.uri) : Promise.resolve())));
+  }
+
+  fileItem(uri: vscode.Uri): vscode.TestItem {
+    const key = uri.toString();
+    let item = this.controller.items.get(key);
+    if (item === undefined) {
+      item = this.controller.createTestItem(key, vscode.workspace.asRelativePath(uri), uri);
+      item.canResolveChildren = true;
+      this.controller.items.add(item);
+    }
+    return item;
+  }
+
+  /** Rebuilds a file's children from the server's view of its text. */
+  async refresh(uri: vscode.Uri): Promise<void> {
+    const item = this.fileItem(uri);
+    let res;
+    try {
+      item.busy = true;
+      res = await this.sidecar.request(Methods.Examples, { uri: uri.toString() });
+    } catch (err) {
+      this.log.appendLine(`kmx/examples ${uri.toString()}: ${String(err)}`);
+      return;
+    } finally {
+      item.busy = false;
+    }
+    if (res.state === "invalid") {
+      item.error = "kmx refuses this file: see the Problems panel for what to change";
+    } else {
+      item.error = undefined;
+    }
+    if (res.examplesHeading !== undefined) {
+      item.range = toRange(res.examplesHeading);
+    }
+    const examples: ExampleInfo[] = res.examples ?? [];
+    // While a file is being written it may parse to nothing for a moment;
+    // keep the children it had rather than make them flicker away.
+    if (examples.length === 0 && res.state !== "valid") {
+      return;
+    }
+    const children: vscode.TestItem[] = [];
+    for (const ex of examples) {
+      const id = `${uri.toString()}${exampleSep}${ex.id}`;
+      const child = item.children.get(id) ?? this.controller.createTestItem(id, ex.id, uri);
+      child.range = toRange(ex.range);
+      child.description = (ex.assertions ?? []).map((a) => a.type).join(", ");
+      children.push(child);
+    }
+    item.children.replace(children);
+  }
+
+  exampleItem(uri: vscode.Uri, exampleId: string): vscode.TestItem | undefined {
+    return this.fileItem(uri).children.get(`${uri.toString()}${exampleSep}${exampleId}`);
+  }
+
+  private async runRequest(req: vscode.TestRunRequest, token: vscode.CancellationToken): Promise<void> {
+    const run = this.controller.createTestRun(req, undefined, true);
+    try {
+      await this.runItems(run, req.include ?? this.allFileItems(), req.exclude ?? [], token);
+    } finally {
+      run.end();
+    }
+  }
+
+  /** Tests the file of `uri` (all of it) as a Test Explorer run; the lens and palette use this. */
+  async testFile(uri: vscode.Uri, token: vscode.CancellationToken, progress?: (message: string) => void): Promise<ReportResult | undefined> {
+    const item = this.fileItem(uri);
+    await this.refresh(uri);
+    const run = this.controller.createTestRun(new vscode.TestRunRequest([item]), `kmx: test ${vscode.workspace.asRelativePath(uri)}`, true);
+    try {
+      const reports = await this.runItems(run, [item], [], token, progress);
+      return reports[0];
+    } finally {
+      run.end();
+    }
+  }
+
+  private async runItems(
+    run: vscode.TestRun,
+    include: readonly vscode.TestItem[],
+    exclude: readonly vscode.TestItem[],
+    token: vscode.CancellationToken,
+    progress?: (message: string) => void,
+  ): Promise<ReportResult[]> {
+    // Group the selection by file: one kmx/test per file, with the chosen
+    // examples, or none (the whole file) when a file item was chosen.
+    const byFile = new Map<string, { file: vscode.TestItem; examples: vscode.TestItem[] | undefined }>();
+    const excluded = new Set(exclude.map((i) => i.id));
+    for (const item of include) {
+      const file = item.parent ?? item;
+      const entry = byFile.get(file.id) ?? { file, examples: [] };
+      if (item.parent === undefined) {
+        entry.examples = undefined;
+      } else if (entry.examples !== undefined) {
+        entry.examples.push(item);
+      }
+      byFile.set(file.id, entry);
+    }
+    const reports: ReportResult[] = [];
+    for (const { file, examples } of byFile.values()) {
+      if (token.isCancellationRequested || file.uri === undefined) {
+        break;
+      }
+      const chosen: vscode.TestItem[] = [];
+      (examples ?? childrenOf(file)).forEach((c) => {
+        if (!excluded.has(c.id)) {
+          chosen.push(c);
+        }
+      });
+      const ids = chosen.map((c) => c.label);
+      for (const c of chosen) {
+        run.started(c);
+      }
+      const whole = examples === undefined && excluded.size === 0;
+      let res: ReportResult;
+      try {
+        res = await this.sidecar.request(
+          Methods.Test,
+          whole ? { uri: file.uri.toString() } : { uri: file.uri.toString(), examples: ids },
+          token,
+          (v) => {
+            if (v.message !== undefined) {
+              run.appendOutput(`${v.message}\r\n`);
+              progress?.(v.message);
+            }
+          },
+        );
+      } catch (err) {
+        const text = token.isCancellationRequested ? "inconclusive: cancelled" : `inconclusive: kmx could not test this file: ${errorText(err)}`;
+        for (const c of chosen) {
+          run.errored(c, new vscode.TestMessage(text));
+        }
+        continue;
+      }
+      this.applyReport(run, file, res, chosen);
+      reports.push(res);
+    }
+    return reports;
+  }
+
+  /** Marks the items of one file from a report: the one place results are shown. */
+  applyReport(run: vscode.TestRun, file: vscode.TestItem, res: ReportResult, items: readonly vscode.TestItem[]): void {
+    const report: Report | undefined = res.report;
+    const outcomes = outcomesFor(report, items.map((i) => i.label));
+    items.forEach((item, n) => {
+      const o = outcomes[n];
+      if (o !== undefined) {
+        applyOutcome(run, item, o);
+      }
+    });
+    if (report !== undefined) {
+      run.appendOutput(`${vscode.workspace.asRelativePath(file.uri ?? res.uri)}: ${summaryLine(report)}\r\n`);
+      if (report.runId !== undefined) {
+        run.appendOutput(`journal: run ${report.runId} (kmx: Show Run Replay)\r\n`);
+      }
+    }
+    this.lastReports.set(res.uri, res);
+    this.reportEmitter.fire(res);
+  }
+
+  dispose(): void {
+    for (const t of this.timers.values()) {
+      clearTimeout(t);
+    }
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}
+
+function childrenOf(item: vscode.TestItem): vscode.TestItem[] {
+  const out: vscode.TestItem[] = [];
+  item.children.forEach((c) => out.push(c));
+  return out;
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function applyOutcome(run: vscode.TestRun, item: vscode.TestItem, o: Outcome): void {
+  const messages = o.messages.map((m) => {
+    // A diff only when both sides are known: "expected X, actual empty"
+    // would claim the answer was empty.
+    let msg: vscode.TestMessage;
+    if (m.expected !== undefined && m.actual !== undefined) {
+      msg = vscode.TestMessage.diff(m.text, m.expected, m.actual);
+    } else {
+      const extra = m.expected !== undefined ? `\nexpected: ${m.expected}` : m.actual !== undefined ? `\nactual: ${m.actual}` : "";
+      msg = new vscode.TestMessage(m.text + extra);
+    }
+    if (m.range !== undefined && item.uri !== undefined) {
+      msg.location = new vscode.Location(item.uri, toRange(m.range));
+    }
+    return msg;
+  });
+  switch (o.kind) {
+    case "passed":
+      run.passed(item, o.durationMs);
+      break;
+    case "failed":
+      run.failed(item, messages, o.durationMs);
+      break;
+    case "errored":
+      run.errored(item, messages, o.durationMs);
+      break;
+  }
+}

@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { explainMarkdown, mdCode, mdText } from "../../src/explainMarkdown";
+import type { ExplainResult, Report } from "../../src/protocol";
+import { contentSecurityPolicy, escapeHtml, replayHtml } from "../../src/replayHtml";
+
+const evil = `<script>alert(1)</script><img src="https://example.invalid/x.png" onerror='y'>`;
+
+function inspection(answer: string): unknown {
+  return {
+    schema: "kmx.journal.inspect/v1",
+    label: "local preview journal replay; not a test result",
+    run: { id: "R1", status: "finished", command: "test", agentId: "triage" },
+    liveCalls: 0,
+    summary: { turns: 1, verified: 1 },
+    reasoningShown: true,
+    turns: [
+      {
+        example: "crash",
+        purpose: "agent",
+        turn: 1,
+        model: { route: "fake", model: "fake" },
+        input: evil,
+        answer,
+        state: "verified",
+        judgeSamples: [{ model: { route: "fake", model: "fake" }, state: "verified", reply: "scored", score: 100, reasoning: "because <b>" }],
+      },
+    ],
+  };
+}
+
+describe("replayHtml", () => {
+  const nonce = "bm9uY2U=";
+  const html = replayHtml(inspection(evil), nonce, "vscode-resource:", undefined);
+  it("escapes every value it shows", () => {
+    assert.ok(!html.includes("<script>"), "raw script tag in the page");
+    assert.ok(!html.includes("<img"), "raw img tag in the page");
+    assert.ok(html.includes("&#60;script&#62;alert(1)&#60;/script&#62;"));
+  });
+  it("has a CSP with the nonce, no scripts and no remote sources", () => {
+    const csp = contentSecurityPolicy(nonce, "vscode-resource:");
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'none'/);
+    assert.ok(csp.includes(`'nonce-${nonce}'`));
+    assert.ok(!/https?:/.test(csp), "remote source in CSP");
+    assert.ok(html.includes(`<style nonce="${nonce}">`));
+    assert.ok(!/<script/i.test(html));
+    // The hostile input's URL may appear as text, never as an attribute.
+    assert.ok(!/(src|href)\s*=\s*["']?[a-z]+:/i.test(html), "a page attribute loads something");
+  });
+  it("says it is a replay, not a test result, and folds judge reasoning", () => {
+    assert.ok(html.includes("local preview journal replay; not a test result"));
+    assert.match(html, /<details><summary>reasoning<\/summary><pre>because &#60;b&#62;<\/pre><\/details>/);
+  });
+  it("uses theme colours", () => {
+    assert.ok(html.includes("var(--vscode-foreground)"));
+    assert.ok(!/#[0-9a-f]{6}\b/i.test(html.replace(/&#[0-9]+;/g, "")), "a hard-coded colour");
+  });
+  it("shows verdicts and assertion results only from the same run's report", () => {
+    const rep = {
+      runId: "R1",
+      examples: [{ id: "crash", verdict: "fail", journaled: true, verified: true, durationMs: 1, assertions: [{ index: 0, type: "contains", outcome: "fail", expected: "x", message: "m" }] }],
+    } as unknown as Report;
+    assert.ok(replayHtml(inspection("bug"), nonce, "s", rep).includes("verdict (from the run&#39;s report)"));
+    assert.ok(!replayHtml(inspection("bug"), nonce, "s", { ...rep, runId: "R2" }).includes("verdict (from"));
+  });
+  it("refuses a schema it does not know", () => {
+    const h = replayHtml({ schema: "other/v9" }, nonce, "s");
+    assert.ok(h.includes("cannot read (schema other/v9"));
+  });
+  it("escapeHtml covers quotes", () => {
+    assert.equal(escapeHtml(`"'&<>`), "&#34;&#39;&#38;&#60;&#62;");
+  });
+});
+
+describe("explainMarkdown", () => {
+  const res: ExplainResult = {
+    protocolVersion: "kmx.lsp/v1",
+    uri: "file:///w/triage.agent.md",
+    label: "local preview",
+    explanation: {
+      schema: "kmx.explain/v1",
+      label: "local preview",
+      file: "triage.agent.md",
+      subject: "/w/triage.agent.md",
+      contentShown: false,
+      records: [
+        {
+          recordedAt: "2026-11-30T17:20:30Z",
+          revision: "ee7b",
+          relation: "current",
+          note: "recorded for the current text",
+          selection: "full",
+          agent: { provider: "fake", model: "fake" },
+          verdict: "fail",
+          examples: [
+            {
+              id: "billing",
+              verdict: "fail",
+              message: "1 of 1 assertions failed",
+              deciding: { index: 0, type: "contains", outcome: "fail", expected: "bill`ing", message: "the answer does not contain the expected text" },
+              assertions: [{ index: 0, type: "contains", outcome: "fail", expected: "bill`ing", message: "the answer does not contain the expected text" }],
+              contentWithheld: true,
+            },
+          ],
+        },
+      ],
+    },
+  };
+  const md = explainMarkdown(res);
+  it("names the failing example and its deciding assertion with what was expected", () => {
+    assert.ok(md.includes("### billing: fail"));
+    assert.ok(md.includes("**deciding** assertion 1 `contains`: fail"));
+    assert.ok(md.includes("expected ``bill`ing``"));
+  });
+  it("says it is a local preview read offline", () => {
+    assert.ok(md.includes("local preview: read offline"));
+  });
+  it("says so when nothing is retained", () => {
+    const empty = explainMarkdown({ ...res, explanation: { ...res.explanation, records: [] } });
+    assert.ok(empty.includes("No retained failure"));
+  });
+  const esc: { in: string; want: string }[] = [
+    { in: "[x](http://a)", want: "\\[x\\]\\(http://a\\)" },
+    { in: "<b>*hi*</b>", want: "\\<b\\>\\*hi\\*\\</b\\>" },
+    { in: "two\nlines", want: "two lines" },
+  ];
+  for (const c of esc) {
+    it(`mdText ${JSON.stringify(c.in)}`, () => assert.equal(mdText(c.in), c.want));
+  }
+  it("mdCode holds backticks", () => {
+    assert.equal(mdCode("a`b"), "``a`b``");
+    assert.equal(mdCode("`x"), "`` `x ``");
+  });
+});

@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ExampleResult, Range, Report } from "../../src/protocol";
+import { outcomeOf, outcomesFor, runVerdictText, summaryLine } from "../../src/results";
+
+function rng(line: number): Range {
+  return { start: { offset: 0, line, character: 0 }, end: { offset: 0, line, character: 9 } };
+}
+
+function ex(over: Partial<ExampleResult>): ExampleResult {
+  return { id: "e", verdict: "pass", journaled: true, verified: true, durationMs: 3, range: rng(12), ...over };
+}
+
+function report(over: Partial<Report>): Report {
+  return {
+    schema: "kmx.localpreview.report/v1",
+    label: "local preview",
+    command: "test",
+    agent: { path: "a.agent.md" },
+    route: { agent: { route: "fake", model: "fake" } },
+    selection: "full",
+    verdict: "fail",
+    journaled: true,
+    durationMs: 1,
+    summary: { pass: 1, fail: 1, unknown: 1, refused: 0 },
+    examples: [],
+    ...over,
+  };
+}
+
+const failing = ex({
+  id: "billing",
+  verdict: "fail",
+  message: "1 of 1 assertions failed (#0)",
+  deciding: 0,
+  decidingRange: rng(20),
+  assertions: [{ index: 0, type: "contains", outcome: "fail", expected: "billing", actual: "bug", message: "the answer does not contain the expected text" }],
+});
+
+describe("outcomeOf", () => {
+  const cases: { name: string; in: ExampleResult; kind: string; textHas: string[]; firstRangeLine?: number }[] = [
+    { name: "pass", in: ex({}), kind: "passed", textHas: [] },
+    { name: "pass without replay verification is never passed", in: ex({ verified: false }), kind: "errored", textHas: ["inconclusive"] },
+    { name: "pass without a journal is never passed", in: ex({ journaled: false }), kind: "errored", textHas: ["inconclusive"] },
+    { name: "fail points at the deciding assertion", in: failing, kind: "failed", textHas: ["assertion 1 (contains)", "billing: failed"], firstRangeLine: 20 },
+    {
+      name: "unknown is errored and says inconclusive",
+      in: ex({ id: "judged", verdict: "unknown", message: "a judge sample was inconclusive", deciding: 0, decidingRange: rng(25), assertions: [{ index: 0, type: "llmJudge", outcome: "unknown", message: "inconclusive sample", scores: [null, 100], threshold: 70 }] }),
+      kind: "errored",
+      textHas: ["inconclusive", "scores none, 100; threshold 70"],
+      firstRangeLine: 25,
+    },
+    { name: "unknown without a deciding assertion still says inconclusive", in: ex({ verdict: "unknown", message: "not sent: cancelled" }), kind: "errored", textHas: ["inconclusive", "not sent: cancelled"], firstRangeLine: 12 },
+    { name: "refused carries the refusal text", in: ex({ verdict: "refused", message: "tool assertions need tools" }), kind: "errored", textHas: ["refused: tool assertions need tools"] },
+    { name: "an unknown verdict word is inconclusive, not passed", in: ex({ verdict: "maybe" }), kind: "errored", textHas: ["inconclusive", "maybe"] },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const o = outcomeOf(c.in);
+      assert.equal(o.kind, c.kind);
+      const all = o.messages.map((m) => m.text).join("\n");
+      for (const part of c.textHas) {
+        assert.ok(all.includes(part), `${JSON.stringify(all)} lacks ${part}`);
+      }
+      if (c.kind !== "passed") {
+        assert.ok(o.messages.length > 0, "a non-pass outcome needs a message");
+      }
+      if (c.firstRangeLine !== undefined) {
+        assert.equal(o.messages[0]?.range?.start.line, c.firstRangeLine);
+      }
+    });
+  }
+  it("a failure keeps expected and actual for the diff and also marks the example line", () => {
+    const o = outcomeOf(failing);
+    assert.equal(o.messages[0]?.expected, "billing");
+    assert.equal(o.messages[0]?.actual, "bug");
+    assert.equal(o.messages[1]?.range?.start.line, 12);
+  });
+});
+
+describe("outcomesFor", () => {
+  it("maps requested ids in order and reports missing ones as inconclusive", () => {
+    const r = report({ examples: [failing, ex({ id: "crash" })] });
+    const got = outcomesFor(r, ["crash", "billing", "gone"]);
+    assert.deepEqual(
+      got.map((o) => [o.id, o.kind]),
+      [
+        ["crash", "passed"],
+        ["billing", "failed"],
+        ["gone", "errored"],
+      ],
+    );
+    assert.match(got[2]?.messages[0]?.text ?? "", /inconclusive/);
+  });
+  it("a whole-file refusal errors every requested example with its text and next step", () => {
+    const r = report({ verdict: "refused", examples: [], refusal: { message: "the file is still being written", next: "close the Examples block" } });
+    const got = outcomesFor(r, ["a", "b"]);
+    for (const o of got) {
+      assert.equal(o.kind, "errored");
+      assert.equal(o.messages[0]?.text, "refused: the file is still being written\nclose the Examples block");
+    }
+  });
+  it("no report is inconclusive, never passed", () => {
+    assert.deepEqual(
+      outcomesFor(undefined, ["a"]).map((o) => o.kind),
+      ["errored"],
+    );
+  });
+  it("ad-hoc answers never stand in for an example", () => {
+    const got = outcomesFor(report({ examples: [ex({ id: "a", adHoc: true, verdict: "answered" })] }), ["a"]);
+    assert.equal(got[0]?.kind, "errored");
+  });
+});
+
+describe("summaries", () => {
+  const cases: { name: string; r: Report; want: string }[] = [
+    { name: "counts with inconclusive", r: report({}), want: "fail: 1 pass, 1 fail, 1 inconclusive (local preview)" },
+    { name: "refusal", r: report({ refusal: { message: "no endpoint" } }), want: "kmx refused: no endpoint" },
+    { name: "unknown file verdict reads inconclusive", r: report({ verdict: "unknown", summary: { pass: 0, fail: 0, unknown: 1, refused: 0 } }), want: "inconclusive: 0 pass, 0 fail, 1 inconclusive (local preview)" },
+  ];
+  for (const c of cases) {
+    it(c.name, () => assert.equal(summaryLine(c.r), c.want));
+  }
+  it("run verdict shows the answer on one line", () => {
+    const r = report({ command: "run", examples: [ex({ id: "crash", answer: "bug\nreport" })] });
+    assert.equal(runVerdictText(r), 'kmx example "crash": pass — answer: bug report (local preview)');
+  });
+  it("run verdict of a refused input shows the refusal, one line", () => {
+    const r = report({ command: "run", examples: [], refusal: { message: "the input looks like a credential (GitHub token)", next: "remove it" } });
+    assert.equal(runVerdictText(r), "refused: the input looks like a credential (GitHub token) remove it");
+  });
+});
