@@ -2,9 +2,11 @@ package journal
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -191,15 +193,13 @@ func describe(dir string, f *family) RunInfo {
 		}
 		return ri
 	}
-	j, err := Open(context.Background(), dir, f.id)
+	m, status, err := readMeta(dir, f, running)
 	if err != nil {
 		if !running {
 			ri.Status, ri.Problem = RunPartial, "its database cannot be read as a journal"
 		}
 		return ri
 	}
-	m, status := j.Meta(), j.Status()
-	_ = j.Close()
 	ri.AgentID, ri.AgentRevision, ri.Command, ri.KmxVersion = m.AgentID, m.AgentRevision, m.Command, m.KmxVersion
 	switch {
 	case running:
@@ -209,6 +209,41 @@ func describe(dir string, f *family) RunInfo {
 		ri.Status = RunCrashed
 	}
 	return ri
+}
+
+// readMeta reads a run's meta and recorded status. A finished run that
+// Finish checkpointed (no lock, no companions) has no writer and never gets
+// one, so its database is read as immutable: no companion is created and no
+// lock taken, which is most of what an Open costs. Anything else goes
+// through Open.
+func readMeta(dir string, f *family, running bool) (RunMeta, string, error) {
+	if running || f.has(".lock") || f.has(".db-wal") || f.has(".db-shm") || f.has(".db-journal") {
+		j, err := Open(context.Background(), dir, f.id)
+		if err != nil {
+			return RunMeta{}, "", err
+		}
+		defer j.Close()
+		return j.Meta(), j.Status(), nil
+	}
+	j := &Journal{dir: dir, id: f.id, dbPath: filepath.Join(dir, f.id+".db"), readOnly: true}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("immutable", "1")
+	p := filepath.ToSlash(j.dbPath)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive path: file:///C:/...
+	}
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}).String())
+	if err != nil {
+		return RunMeta{}, "", fmt.Errorf("read meta of %s: %w", f.id, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	j.db = db
+	if err := j.readMeta(context.Background()); err != nil {
+		return RunMeta{}, "", err
+	}
+	return j.meta, j.status, nil
 }
 
 // running reports whether the family's run is executing: its lock is held,

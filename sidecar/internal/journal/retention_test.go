@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -300,4 +301,32 @@ func familyFiles(t *testing.T, dir, id string) []string {
 		}
 	}
 	return out
+}
+
+// BenchmarkList20 is List alone over 20 finished runs of 100 turns each:
+// the in-process share of kmx journal list.
+func BenchmarkList20(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for range journal.KeepRuns {
+		j, err := journal.Create(ctx, dir, testMeta())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for s := range 100 {
+			turn(b, j, "s"+strconv.Itoa(s), 1)
+		}
+		if err := j.Finish(ctx, journal.StatusFinished); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		runs, err := journal.List(dir)
+		if err != nil || len(runs) != journal.KeepRuns {
+			b.Fatalf("List: %d runs, %v", len(runs), err)
+		}
+	}
 }
