@@ -73,7 +73,7 @@ func resolveRoutes(opts Options, plan *Plan) (*routes, error) {
 	rt := &routes{judges: map[string]route.Model{}, defaultJudge: model}
 	cb := newCompatBuilder(opts)
 	switch {
-	case model == route.Fake && opts.Endpoint != "":
+	case model == route.Fake && opts.Endpoint != "" && !opts.StandingRoutes:
 		return nil, refuse("drop --endpoint to use the fake model, or choose a real model with --model NAME",
 			"the fake model runs in memory and cannot be combined with an endpoint")
 	case model == route.Fake:
@@ -112,7 +112,7 @@ func resolveRoutes(opts Options, plan *Plan) (*routes, error) {
 			}
 		}
 	}
-	if !judged && (opts.JudgeEndpoint != "" || opts.JudgeKeyEnv != "") {
+	if !judged && !opts.StandingRoutes && (opts.JudgeEndpoint != "" || opts.JudgeKeyEnv != "") {
 		return nil, refuse("drop --judge-endpoint/--judge-key-env, or select an example with an llmJudge assertion",
 			"a judge endpoint was given, but no selected example has an llmJudge assertion")
 	}
@@ -156,7 +156,7 @@ func checkRouteSettings(opts Options) error {
 // for "fake", else the explicit judge endpoint, else the agent's endpoint.
 func judgeModel(opts Options, cb *compatBuilder, name, agentModel string) (route.Model, error) {
 	if name == route.Fake {
-		if opts.JudgeEndpoint != "" {
+		if opts.JudgeEndpoint != "" && !opts.StandingRoutes {
 			return nil, refuse("drop --judge-endpoint, or name a real judgeModel", "judge model \"fake\" runs in memory and cannot be combined with a judge endpoint")
 		}
 		return judge.NewFakeModel(), nil

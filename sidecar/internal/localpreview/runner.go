@@ -43,6 +43,13 @@ type Options struct {
 	Model string
 	// Endpoints: see the route package. Empty means none.
 	Endpoint, KeyEnv, JudgeEndpoint, JudgeKeyEnv string
+	// StandingRoutes says the endpoints are a front's standing
+	// configuration (editor settings, MCP startup flags) rather than a
+	// choice made for this invocation (CLI flags). They then apply to
+	// non-fake models only: the fake model and fake judge stay offline, and
+	// a judge endpoint with no llmJudge in the selection is simply unused,
+	// where an explicit combination is refused.
+	StandingRoutes bool
 	// HTTPClient, when set, carries compatible-route requests (tests pass
 	// one that trusts their TLS server). Redirects are refused whatever it
 	// says; nil dials the endpoint directly with the system's roots.

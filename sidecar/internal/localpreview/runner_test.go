@@ -353,3 +353,19 @@ func TestUnsafeStateFolderIsRefusedNotRepaired(t *testing.T) {
 		t.Errorf("unexpected permission error")
 	}
 }
+
+// TestStandingRoutesKeepFakeOffline: an endpoint from a front's standing
+// configuration (editor settings, MCP startup) does not turn a fake run into
+// a refusal, while the same endpoint given explicitly is refused.
+func TestStandingRoutesKeepFakeOffline(t *testing.T) {
+	opts := Options{StateDir: privateHome(t), Endpoint: "http://127.0.0.1:9/v1", JudgeEndpoint: "http://127.0.0.1:9/v1"}
+	req := demo(t, "release-notes.agent.md")
+	if _, err := Test(context.Background(), opts, req); err == nil {
+		t.Fatal("an explicit endpoint with the fake model was not refused")
+	}
+	opts.StandingRoutes = true
+	rep, err := Test(context.Background(), opts, req)
+	if err != nil || rep.Verdict != VerdictPass || rep.Route.Agent.Route != "fake" {
+		t.Fatalf("standing endpoint: verdict %v route %+v err %v", rep.Verdict, rep.Route, err)
+	}
+}

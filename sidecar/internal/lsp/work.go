@@ -76,14 +76,15 @@ func (s *Server) previewOptions(model string) localpreview.Options {
 		model = st.Model
 	}
 	return localpreview.Options{
-		Getenv:        s.opts.Getenv,
-		Model:         model,
-		Endpoint:      st.Endpoint,
-		KeyEnv:        st.KeyEnv,
-		JudgeEndpoint: st.JudgeEndpoint,
-		JudgeKeyEnv:   st.JudgeKeyEnv,
-		NewExecutor:   s.opts.NewExecutor,
-		Version:       s.opts.Version,
+		Getenv:         s.opts.Getenv,
+		Model:          model,
+		StandingRoutes: true,
+		Endpoint:       st.Endpoint,
+		KeyEnv:         st.KeyEnv,
+		JudgeEndpoint:  st.JudgeEndpoint,
+		JudgeKeyEnv:    st.JudgeKeyEnv,
+		NewExecutor:    s.opts.NewExecutor,
+		Version:        s.opts.Version,
 	}
 }
 

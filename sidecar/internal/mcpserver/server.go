@@ -17,7 +17,6 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
-	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
 // Name is the server name clients see in initialize.
@@ -81,23 +80,20 @@ func rejectNonObjectArguments(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // options turns the startup configuration and a tool's model argument into
-// runner options: the same fields the CLI's route flags fill. A model
-// argument of "fake" leaves the startup endpoint out: the endpoint is the
-// server's standing configuration, not the caller combining fake with it,
-// and choosing fake stays offline.
+// runner options: the same fields the CLI's route flags fill. The endpoints
+// are the server's standing configuration, so they apply to non-fake models
+// only and choosing fake (by argument or in the file) stays offline.
 func (c Config) options(model string) localpreview.Options {
-	if model == route.Fake {
-		c.Endpoint, c.KeyEnv = "", ""
-	}
 	return localpreview.Options{
-		Getenv:        c.Getenv,
-		Model:         model,
-		Endpoint:      c.Endpoint,
-		KeyEnv:        c.KeyEnv,
-		JudgeEndpoint: c.JudgeEndpoint,
-		JudgeKeyEnv:   c.JudgeKeyEnv,
-		Version:       c.Version,
-		NewExecutor:   c.NewExecutor,
+		StandingRoutes: true,
+		Getenv:         c.Getenv,
+		Model:          model,
+		Endpoint:       c.Endpoint,
+		KeyEnv:         c.KeyEnv,
+		JudgeEndpoint:  c.JudgeEndpoint,
+		JudgeKeyEnv:    c.JudgeKeyEnv,
+		Version:        c.Version,
+		NewExecutor:    c.NewExecutor,
 	}
 }
 

@@ -515,9 +515,9 @@ func TestFakeStaysOfflineWithStartupEndpoint(t *testing.T) {
 		want      string
 	}{
 		{"model argument fake", map[string]any{"model": "fake"}, false, "verdict pass"},
-		// The engine treats the startup endpoint like --endpoint: a file's
-		// own model: fake with it is refused, with a next step.
-		{"file model fake, no argument", map[string]any{}, true, "next: "},
+		// The startup endpoint is standing configuration: a file's own
+		// model: fake stays offline too (localpreview.Options.StandingRoutes).
+		{"file model fake, no argument", map[string]any{}, false, "verdict pass"},
 	}
 	cs := connect(t, mcpserver.Config{
 		Version:  "test",
