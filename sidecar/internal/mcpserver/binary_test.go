@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,28 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
-
-// moduleRoot is the repository root (where go.mod is).
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(here), "..", "..", "..")
-}
-
-// buildKMX builds the real kmx binary into a private folder.
-func buildKMX(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kmx")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./sidecar/cmd/kmx")
-	cmd.Dir = moduleRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // childEnv is the environment of a kmx child: the parent's minus anything
 // kmx reads, plus a private KMX_HOME.
@@ -57,11 +35,11 @@ func childEnv(home string, extra ...string) []string {
 // transport. The transport keeps the child's stdin open until Close, so
 // every reply arrives before the server sees end of input.
 func TestBinaryStdio(t *testing.T) {
-	bin := buildKMX(t)
+	bin := testutil.KMX(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.Command(bin, "mcp")
-	cmd.Env = childEnv(privateHome(t))
+	cmd.Env = childEnv(testutil.PrivateDir(t))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "kmx-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -115,7 +93,7 @@ func TestBinaryStdio(t *testing.T) {
 // TestBinaryStartupRefusals: settings that could never work stop kmx mcp
 // at startup with exit 2 and a next step, before any protocol.
 func TestBinaryStartupRefusals(t *testing.T) {
-	bin := buildKMX(t)
+	bin := testutil.KMX(t)
 	tests := []struct {
 		name string
 		args []string
@@ -134,7 +112,7 @@ func TestBinaryStartupRefusals(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, append([]string{"mcp"}, tc.args...)...)
-			cmd.Env = childEnv(privateHome(t))
+			cmd.Env = childEnv(testutil.PrivateDir(t))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -159,11 +137,11 @@ func TestBinaryStartupRefusals(t *testing.T) {
 // result, stdin stays open until every reply has arrived (the SDK stops
 // answering once stdin closes), and closing it then ends kmx mcp with exit 0.
 func TestBinaryRawStdio(t *testing.T) {
-	bin := buildKMX(t)
+	bin := testutil.KMX(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "mcp")
-	cmd.Env = childEnv(privateHome(t))
+	cmd.Env = childEnv(testutil.PrivateDir(t))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

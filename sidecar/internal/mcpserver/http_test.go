@@ -14,6 +14,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 var announced = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/mcp`)
@@ -49,7 +50,7 @@ func serveHTTP(t *testing.T, cfg mcpserver.Config) string {
 }
 
 func TestStreamableHTTP(t *testing.T) {
-	url := serveHTTP(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": privateHome(t)})})
+	url := serveHTTP(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t)})})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "kmx-test", Version: "0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // nodeTools are the third-party MCP clients scripts/mcp-tools.sh installs.
@@ -33,7 +35,7 @@ func installNodeTools(t *testing.T) nodeTools {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(moduleRoot(t), "scripts", "mcp-tools.sh"))
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(testutil.ModuleRoot(t), "scripts", "mcp-tools.sh"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -62,8 +64,8 @@ func installNodeTools(t *testing.T) nodeTools {
 // inspector's CLI mode, checking its exit codes and the JSON it prints.
 func TestInspectorCLI(t *testing.T) {
 	nt := installNodeTools(t)
-	bin := buildKMX(t)
-	kmxHome := privateHome(t)
+	bin := testutil.KMX(t)
+	kmxHome := testutil.PrivateDir(t)
 	// The inspector keeps a catalog and may use a keychain under HOME: give
 	// it a private one so nothing of the user's is read or written.
 	home := t.TempDir()
@@ -201,13 +203,13 @@ var fixtureMissing = regexp.MustCompile(`unknown tool "test_|unknown prompt "tes
 // baselined scenario failed only because its fixture is missing.
 func TestConformance(t *testing.T) {
 	nt := installNodeTools(t)
-	bin := buildKMX(t)
+	bin := testutil.KMX(t)
 	url := startHTTPBinary(t, bin)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	results := t.TempDir()
-	baseline := filepath.Join(moduleRoot(t), "testdata", "mcp", "conformance-baseline.yml")
+	baseline := filepath.Join(testutil.ModuleRoot(t), "testdata", "mcp", "conformance-baseline.yml")
 	cmd := exec.CommandContext(ctx, nt.node, nt.conformance, "server", "--url", url, "--expected-failures", baseline, "-o", results)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
@@ -268,7 +270,7 @@ func TestConformance(t *testing.T) {
 func startHTTPBinary(t *testing.T, bin string) string {
 	t.Helper()
 	cmd := exec.Command(bin, "mcp", "--http", "127.0.0.1:0")
-	cmd.Env = childEnv(privateHome(t))
+	cmd.Env = childEnv(testutil.PrivateDir(t))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // fixture returns the absolute path of a file in testdata/mcp.
@@ -33,16 +34,6 @@ func fixture(t *testing.T, name string) string {
 		t.Fatalf("fixture %s: %v", name, err)
 	}
 	return p
-}
-
-// privateHome is a fresh KMX_HOME with the mode kmx requires.
-func privateHome(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "kmx-home")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 func envWith(vars map[string]string) func(string) string {
@@ -250,7 +241,7 @@ func TestCalls(t *testing.T) {
 			args: map[string]any{}, wantError: true, wantText: []string{"file"},
 		},
 	}
-	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": privateHome(t)})})
+	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t)})})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if f, ok := tc.args["file"].(string); ok && f != "" && !strings.Contains(f, "missing") {
@@ -305,7 +296,7 @@ func TestCalls(t *testing.T) {
 // TestSameReportAsCLI: the structured content is the report kmx test
 // --json prints for the same file, apart from what differs per run.
 func TestSameReportAsCLI(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	getenv := envWith(map[string]string{"KMX_HOME": home})
 	file := fixture(t, "triage.agent.md")
 
@@ -351,7 +342,7 @@ func (notVerified) Execute(_ context.Context, t localpreview.Turn) (localpreview
 func TestUnverifiedTurnIsNeverPass(t *testing.T) {
 	cs := connect(t, mcpserver.Config{
 		Version: "test",
-		Getenv:  envWith(map[string]string{"KMX_HOME": privateHome(t)}),
+		Getenv:  envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t)}),
 		NewExecutor: func(*journal.Journal, *localpreview.Plan) (localpreview.Executor, func(), error) {
 			return notVerified{}, func() {}, nil
 		},
@@ -370,7 +361,7 @@ func TestUnverifiedTurnIsNeverPass(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home})})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "triage.agent.md")
@@ -485,7 +476,7 @@ func TestCredentialNeverInResult(t *testing.T) {
 				Version:  "test",
 				Endpoint: "https://models.example.invalid/v1",
 				KeyEnv:   "KMX_MCP_TEST_KEY",
-				Getenv:   envWith(map[string]string{"KMX_HOME": privateHome(t), "KMX_MCP_TEST_KEY": tc.secret}),
+				Getenv:   envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t), "KMX_MCP_TEST_KEY": tc.secret}),
 			})
 			for _, tool := range []string{"Run", "Test"} {
 				res := call(t, cs, tool, map[string]any{"file": file, "model": "some-model"})
@@ -522,7 +513,7 @@ func TestFakeStaysOfflineWithStartupEndpoint(t *testing.T) {
 	cs := connect(t, mcpserver.Config{
 		Version:  "test",
 		Endpoint: "http://127.0.0.1:9/v1",
-		Getenv:   envWith(map[string]string{"KMX_HOME": privateHome(t)}),
+		Getenv:   envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t)}),
 	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

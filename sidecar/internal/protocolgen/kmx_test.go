@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // TestKMXProtocolIsCurrent fails when shared/protocol/kmx-protocol.ts is
@@ -15,30 +17,12 @@ func TestKMXProtocolIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := moduleRoot(t)
+	root := testutil.ModuleRoot(t)
 	got, err := os.ReadFile(filepath.Join(root, KMXPath))
 	if err != nil {
 		t.Fatalf("%v; run: go run ./sidecar/cmd/kmx-protocolgen", err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s is stale; run: go run ./sidecar/cmd/kmx-protocolgen", KMXPath)
-	}
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = parent
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // mockOpenAIBinary installs (or reuses) the third-party mock server through
@@ -25,7 +27,7 @@ func mockOpenAIBinary(t *testing.T) string {
 		}
 		t.Fatalf("CI is set but npm is not installed: the end-to-end test against the mock server must run")
 	}
-	root := moduleRootDir(t)
+	root := testutil.ModuleRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "mock-openai.sh"))
@@ -40,24 +42,6 @@ func mockOpenAIBinary(t *testing.T) string {
 		t.Fatalf("scripts/mock-openai.sh printed no binary path")
 	}
 	return bin
-}
-
-func moduleRootDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
 }
 
 // freeLoopbackPort asks the kernel for an unused port on 127.0.0.1.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // Credential-shaped values are assembled at run time so that no literal in
@@ -128,7 +130,7 @@ func TestContainsValue(t *testing.T) {
 // TestRepositoryHasNoCredentialShapes runs Scan over every tracked file so
 // that a committed fixture or doc never carries a token-shaped literal.
 func TestRepositoryHasNoCredentialShapes(t *testing.T) {
-	root := moduleRoot(t)
+	root := testutil.ModuleRoot(t)
 	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
 	if err != nil {
 		t.Fatalf("git ls-files in %s: %v", root, err)
@@ -152,24 +154,6 @@ func TestRepositoryHasNoCredentialShapes(t *testing.T) {
 			line := 1 + strings.Count(string(data[:fd.Start]), "\n")
 			t.Errorf("%s:%d: %s", f, line, fd.Shape)
 		}
-	}
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
 	}
 }
 

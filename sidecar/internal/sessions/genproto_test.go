@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // TestGeneratedCodeIsCurrent regenerates the Sessions contract into a
@@ -15,7 +17,7 @@ import (
 // committed sessionspb to match byte for byte, so an edited .proto can never
 // ship with stale Go.
 func TestGeneratedCodeIsCurrent(t *testing.T) {
-	root := moduleRoot(t)
+	root := testutil.ModuleRoot(t)
 	t.Setenv("PATH", filepath.Join(root, ".tools", "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var missing []string
 	for _, tool := range []string{"protoc", "protoc-gen-go", "protoc-gen-go-grpc", "bash"} {
@@ -71,22 +73,4 @@ func goFiles(t *testing.T, dir string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
 }
