@@ -20,6 +20,19 @@ func (p *parser) examples(opener line, start, end int) {
 // says the text is the whole block, so an empty one is refused; for an
 // open block it is the part before the example being typed.
 func (p *parser) examplesComplete(opener line, start, end int, required bool) {
+	// Only a Parser (or a test) splits the block into entries: the pure
+	// Parse decodes it in one piece, which is fastest when nothing is known.
+	var entries []entry
+	if p.memo != nil || p.perEntry {
+		entries, _ = p.splitEntries(start, end)
+	}
+	if entries != nil {
+		p.memo.begin(p.toolContext())
+		if p.examplesPerEntry(entries, start, end) {
+			p.memo.commit()
+			return
+		}
+	}
 	fr := fragment{start: start, end: end, baseLine: p.src.lineOf(start)}
 	root, ok := p.parseYAML(fr)
 	if !ok {
@@ -32,18 +45,28 @@ func (p *parser) examplesComplete(opener line, start, end int, required bool) {
 		}
 		return
 	}
-	p.checkNodes(fr, root)
 	if root.Kind != yaml.SequenceNode {
+		p.checkNodes(fr, root)
 		p.errorf(p.src.lineRange(p.src.lineOf(p.nodeStart(fr, root))), CodeExamplesNotList,
 			"the Examples block must be a YAML list: start each example with `- id:`")
 		return
 	}
 	p.agent.Examples = append(make([]Example, 0, len(p.agent.Examples)+len(root.Content)), p.agent.Examples...)
-	dashes := make([]int, len(root.Content))
-	for i, item := range root.Content {
+	if entries != nil && p.itemsByEntry(fr, root.Content, entries) {
+		p.memo.commit()
+		return
+	}
+	p.checkNodes(fr, root)
+	p.items(fr, root.Content, end)
+}
+
+// items checks the list items of one fragment; the last one ends at end.
+func (p *parser) items(fr fragment, items []*yaml.Node, end int) {
+	dashes := make([]int, len(items))
+	for i, item := range items {
 		dashes[i] = p.dashBefore(fr, item)
 	}
-	for i, item := range root.Content {
+	for i, item := range items {
 		itemEnd := end
 		if i+1 < len(dashes) {
 			itemEnd = dashes[i+1]
@@ -73,9 +96,11 @@ func (p *parser) dashBefore(fr fragment, item *yaml.Node) int {
 func (p *parser) example(fr fragment, item *yaml.Node, dash, end int) {
 	lineRange := p.src.rng(dash, p.src.lineEnd(p.src.lineOf(dash)))
 	ex := Example{Range: lineRange, FullRange: p.src.rng(dash, end)}
+	var site idSite
 	if item.Kind != yaml.MappingNode {
 		p.errorf(lineRange, CodeExampleNotMapping, "each example must be a mapping with `id:` and `input:`")
 		p.agent.Examples = append(p.agent.Examples, ex)
+		p.exampleIDs = append(p.exampleIDs, site)
 		return
 	}
 	hasID, hasInput := false, false
@@ -93,11 +118,7 @@ func (p *parser) example(fr fragment, item *yaml.Node, dash, end int) {
 				p.errorf(r, CodeBadID, "example id "+quote(id)+" is not allowed: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 			default:
 				ex.ID = id
-				if line, dup := p.ids[id]; dup {
-					p.errorf(r, CodeDuplicateID, fmt.Sprintf("example id %s is already used on line %d: ids are unique in a file", quote(id), line))
-				} else {
-					p.ids[id] = r.Start.Line + 1
-				}
+				site = idSite{id: id, r: r}
 			}
 		case "input":
 			hasInput = true
@@ -127,6 +148,30 @@ func (p *parser) example(fr fragment, item *yaml.Node, dash, end int) {
 		p.errorf(lineRange, CodeMissingInput, "this example has no `input`: add `input:` with the user message to send")
 	}
 	p.agent.Examples = append(p.agent.Examples, ex)
+	p.exampleIDs = append(p.exampleIDs, site)
+}
+
+// idSite is where an example's valid id was written; id is empty when the
+// example has none.
+type idSite struct {
+	id string
+	r  Range
+}
+
+// checkIDs reports repeated example ids, in example order, once every
+// example is read. It runs over the whole list on every parse (never from
+// a cache), because a duplicate depends on all the other examples.
+func (p *parser) checkIDs() {
+	for _, s := range p.exampleIDs {
+		if s.id == "" {
+			continue
+		}
+		if line, dup := p.ids[s.id]; dup {
+			p.errorf(s.r, CodeDuplicateID, fmt.Sprintf("example id %s is already used on line %d: ids are unique in a file", quote(s.id), line))
+		} else {
+			p.ids[s.id] = s.r.Start.Line + 1
+		}
+	}
 }
 
 var assertionTypes = "contains, notContains, regex, llmJudge, toolCalled or toolNotCalled"

@@ -54,6 +54,20 @@ type parser struct {
 	toolsKnown bool
 	ids        map[string]int
 	regexps    map[string]error
+	// exampleIDs parallels agent.Examples: where each valid id is, for
+	// the duplicate check that runs once every example is read.
+	exampleIDs []idSite
+	// perEntry makes every list item of the Examples block decode on its
+	// own, memo or not; tests compare that with the whole-block decode.
+	perEntry bool
+	// memo, when set, holds the checked examples of the previous parses
+	// by their exact text (see Parser); nil for the pure Parse.
+	memo *memo
+	// noMemo is set while checking an entry whose outcome depends on more
+	// than its own text: a decoded credential shape (weighed against the
+	// raw findings of the whole file) or a repeated key (its message names
+	// an absolute line). Such an entry is re-checked on every parse.
+	noMemo bool
 }
 
 // Parse reads one agent file. name is the file name or path and is used
@@ -67,18 +81,26 @@ type parser struct {
 // of the file and holds exactly one ```yaml (or ```yml) fence; prose around
 // the fence is allowed and ignored.
 func Parse(name string, src []byte) Result {
+	return newParser(name, src).parse()
+}
+
+func newParser(name string, src []byte) *parser {
 	sum := sha256.Sum256(src)
-	p := &parser{
+	return &parser{
 		src:        newSource(string(src)),
 		agent:      &Agent{ID: defaultID(name), Revision: hex.EncodeToString(sum[:])},
 		declared:   map[string]bool{},
 		toolsKnown: true,
 		ids:        map[string]int{},
 	}
+}
+
+func (p *parser) parse() Result {
 	p.scanCredentials()
 	if body := p.frontmatter(); body >= 0 {
 		p.body(body)
 	}
+	p.checkIDs()
 	return p.result()
 }
 

@@ -30,34 +30,39 @@ var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // panicked on hostile input in past releases; a panic here becomes a
 // diagnostic, never a crash of the editor's language server.
 func (p *parser) parseYAML(fr fragment) (root *yaml.Node, ok bool) {
-	var doc, extra yaml.Node
-	err := func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("yaml: the YAML parser failed on this block")
-			}
-		}()
-		dec := yaml.NewDecoder(strings.NewReader(p.src.text[fr.start:fr.end]))
-		if err := dec.Decode(&doc); err != nil && err != io.EOF {
-			return err
-		}
-		// A second document would be silently ignored; refuse it.
-		if err := dec.Decode(&extra); err != io.EOF {
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("yaml: line %d: a second YAML document starts here (remove the `---` line and keep one)", max(extra.Line, 1))
-		}
-		return nil
-	}()
+	root, err := decodeYAML(p.src.text[fr.start:fr.end])
 	if err != nil {
 		p.yamlError(fr, err)
 		return nil, false
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, true
+	return root, true
+}
+
+// decodeYAML decodes one YAML document into its root node (nil for a text
+// of only comments and blank lines), refusing a second document and
+// turning a yaml.v3 panic into an error.
+func decodeYAML(text string) (root *yaml.Node, err error) {
+	var doc, extra yaml.Node
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, fmt.Errorf("yaml: the YAML parser failed on this block")
+		}
+	}()
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return nil, err
 	}
-	return doc.Content[0], true
+	// A second document would be silently ignored; refuse it.
+	if err := dec.Decode(&extra); err != io.EOF {
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("yaml: line %d: a second YAML document starts here (remove the `---` line and keep one)", max(extra.Line, 1))
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
 }
 
 func (p *parser) yamlError(fr fragment, err error) {
@@ -186,6 +191,7 @@ func (p *parser) checkNodes(fr fragment, n *yaml.Node) {
 			k := n.Content[i]
 			if k.Kind == yaml.ScalarNode && seen != nil {
 				if first, dup := seen[k.Value]; dup {
+					p.noMemo = true
 					p.errorf(p.nodeRange(fr, k), CodeRepeatedKey, fmt.Sprintf(
 						"key %s is repeated in this mapping (first on line %d): keep one; YAML would silently drop the other",
 						quote(k.Value), p.src.lineOf(p.nodeStart(fr, first))+1))
@@ -206,6 +212,7 @@ func (p *parser) checkNodes(fr fragment, n *yaml.Node) {
 		}
 		start, end := p.nodeStart(fr, n), p.nodeEnd(fr, n)
 		for _, f := range secrets.Scan(n.Value) {
+			p.noMemo = true
 			if p.credentialCovers(start, end) {
 				return
 			}
