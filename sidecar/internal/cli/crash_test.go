@@ -29,7 +29,7 @@ var long = flag.Bool("long", false, "run 500 kill trials instead of 50")
 
 // crashAgent writes an agent file of n examples on the fake model, every
 // tenth with an llmJudge assertion (two judge samples), all passing; a run
-// takes about half a second here.
+// of 80 takes 0.2 to 0.6 s here, depending on the load.
 func crashAgent(t *testing.T, n int) string {
 	t.Helper()
 	var b strings.Builder
@@ -131,7 +131,7 @@ type outcome struct {
 //
 // One exception is real and counted: journal.Create makes the database file
 // before its schema transaction commits, so a kill in that window (a few
-// milliseconds; 3 to 9 of 50 kills here under load) leaves a database with
+// milliseconds; 0 to 9 of 50 kills in the runs so far) leaves a database with
 // no meta table that journal.Open refuses. No record can exist in it. List
 // must show it as partial, never as a run, and Clear or retention removes
 // it. Creating the schema under a companion name and renaming it into place
@@ -307,6 +307,15 @@ func TestKilledTestRunsLeaveVerifiableJournals(t *testing.T) {
 		heldFiles[id] = familyOf(t, dir, id)
 	}
 
+	// Kill points are drawn over one uncut run's duration, measured now, so
+	// the kills spread over the whole run however loaded the machine is.
+	began := time.Now()
+	if out, err := kmxCmd(bin, h, "test", small).CombinedOutput(); err != nil {
+		t.Fatalf("uncut run: %v\n%s", err, out)
+	}
+	span := max(time.Since(began), 100*time.Millisecond)
+	t.Logf("an uncut run takes %v", span)
+
 	var o outcome
 	for i := range trials {
 		before := runIDs(t, dir)
@@ -314,7 +323,7 @@ func TestKilledTestRunsLeaveVerifiableJournals(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rng.Int64N(int64(600 * time.Millisecond))))
+		time.Sleep(time.Duration(rng.Int64N(int64(span))))
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
 
