@@ -53,6 +53,8 @@ export interface KmxRequests {
   "kmx/listRuns": { params: DocumentParams; result: ListRunsResult };
   /** delete one run or every run that is not executing */
   "kmx/clearJournals": { params: ClearJournalsParams; result: ClearJournalsResult };
+  /** replay one retained run offline, with zero model calls */
+  "kmx/inspect": { params: InspectParams; result: InspectResult };
 }
 
 /** Go: lsp.DocumentParams */
@@ -350,6 +352,84 @@ export interface ClearJournalsResult {
   removed: string[] | null;
   kept: string[] | null;
   message: string;
+}
+
+/** Go: lsp.InspectParams */
+export interface InspectParams {
+  runId: string;
+  showReasoning?: boolean;
+}
+
+/** Go: lsp.InspectResult */
+export interface InspectResult {
+  protocolVersion: string;
+  inspection?: Inspection;
+}
+
+/** Go: localpreview.Inspection */
+export interface Inspection {
+  schema: string;
+  label: string;
+  run: InspectedRun;
+  liveCalls: number;
+  summary: InspectSummary;
+  reasoningShown: boolean;
+  turns: InspectedTurn[] | null;
+}
+
+/** Go: localpreview.InspectedRun */
+export interface InspectedRun {
+  id: string;
+  created: string;
+  status: string;
+  command: string;
+  agentId: string;
+  agentRevision: string;
+  kmxVersion: string;
+}
+
+/** Go: localpreview.InspectSummary */
+export interface InspectSummary {
+  turns: number;
+  verified: number;
+  incomplete: number;
+  failed: number;
+  cancelled: number;
+  judgeSamples: number;
+}
+
+/** Go: localpreview.InspectedTurn */
+export interface InspectedTurn {
+  example: string;
+  purpose: string;
+  sessionId: string;
+  turn: number;
+  model: ModelIdentity;
+  input: string;
+  answer?: string;
+  state: string;
+  reason?: string;
+  error?: string;
+  judgeSamples?: JudgeSample[];
+}
+
+/** Go: journal.ModelIdentity */
+export interface ModelIdentity {
+  route: string;
+  model: string;
+}
+
+/** Go: localpreview.JudgeSample */
+export interface JudgeSample {
+  sessionId: string;
+  turn: number;
+  model: ModelIdentity;
+  state: string;
+  reason?: string;
+  rubric?: string;
+  reply: string;
+  score?: number;
+  reasoning?: string;
 }
 
 /** Go: lsp.InitializationOptions */

@@ -30,11 +30,13 @@ type codeLens struct {
 const (
 	titleTestFile   = "▶ Test file"
 	titleRunExample = "▶ Run example"
+	titleReplay     = "Replay last run"
 )
 
 // codeLens returns "▶ Test file" above "## Examples" with each declared
 // tool's state beside it (plain text lenses: no command, so no switch), and
-// "▶ Run example" above each "- id:". Lenses appear even when the file has
+// "▶ Run example" above each "- id:", and "Replay last run" once a run of
+// this file's agent is retained and no longer executing. Lenses appear even when the file has
 // errors: their command then answers with the refusal.
 func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p codeLensParams
@@ -56,6 +58,11 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 		ts := readToolSettings(uriPath(uri), a.Tools)
 		if ts.Error != "" {
 			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{Title: "⚠ " + ts.Error}})
+		}
+		if run := s.lastRun(a.ID); run != "" {
+			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{
+				Title: titleReplay, Command: CommandInspectRun, Arguments: []any{InspectParams{RunID: run}},
+			}})
 		}
 		if len(ts.States) > 0 {
 			parts := make([]string, 0, len(ts.States))

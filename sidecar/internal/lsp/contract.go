@@ -30,6 +30,7 @@ const (
 	CommandExplain       = "kmx.explainLastFailure"
 	CommandListRuns      = "kmx.listRuns"
 	CommandClearJournals = "kmx.clearJournals"
+	CommandInspectRun    = "kmx.inspectRun"
 )
 
 // Custom request methods (client → server unless noted).
@@ -40,6 +41,7 @@ const (
 	MethodExplain       = "kmx/explain"
 	MethodListRuns      = "kmx/listRuns"
 	MethodClearJournals = "kmx/clearJournals"
+	MethodInspect       = "kmx/inspect"
 )
 
 // ExampleParams names one example of an open (or on-disk) agent file.
@@ -163,6 +165,22 @@ type ListRunsResult struct {
 	Runs            []journal.RunInfo `json:"runs"`
 }
 
+// InspectParams names one retained run to replay offline.
+type InspectParams struct {
+	// RunID is the journal file's name without ".db" (see kmx/listRuns).
+	RunID string `json:"runId"`
+	// ShowReasoning includes judge reasoning; withheld by default.
+	ShowReasoning bool `json:"showReasoning,omitempty"`
+}
+
+// InspectResult is the replay of one run with zero model calls: the
+// localpreview Inspection (kmx.journal.inspect/v1), labeled "local preview
+// journal replay; not a test result". It has no verdicts.
+type InspectResult struct {
+	ProtocolVersion string                   `json:"protocolVersion"`
+	Inspection      *localpreview.Inspection `json:"inspection"`
+}
+
 // ClearJournalsParams clears one run, or with RunID empty every run that is
 // not executing (of every file: journals are kmx's, not a file's).
 type ClearJournalsParams struct {
@@ -251,6 +269,7 @@ func Methods() []MethodSpec {
 		{MethodExplain, CommandExplain, ExplainParams{}, ExplainResult{}, "why the last test of this file failed, read offline from retained failures"},
 		{MethodListRuns, CommandListRuns, DocumentParams{}, ListRunsResult{}, "the retained run journals of this file's agent, oldest first"},
 		{MethodClearJournals, CommandClearJournals, ClearJournalsParams{}, ClearJournalsResult{}, "delete one run or every run that is not executing"},
+		{MethodInspect, CommandInspectRun, InspectParams{}, InspectResult{}, "replay one retained run offline, with zero model calls"},
 	}
 }
 
@@ -263,5 +282,6 @@ func Commands() map[string]string {
 		CommandExplain:       MethodExplain,
 		CommandListRuns:      MethodListRuns,
 		CommandClearJournals: MethodClearJournals,
+		CommandInspectRun:    MethodInspect,
 	}
 }

@@ -63,6 +63,12 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, err
 		}
 		return s.clearRuns(a)
+	case CommandInspectRun:
+		var a InspectParams
+		if err := decode(p.Command, arg, &a); err != nil {
+			return nil, err
+		}
+		return s.inspectRun(ctx, a)
 	}
 	return nil, fmt.Errorf("%s: listed but not dispatched (a kmx bug)", p.Command)
 }

@@ -170,6 +170,7 @@ func (s *Server) methods() map[string]handlerFunc {
 		MethodExplain:                      s.explain,
 		MethodListRuns:                     s.listRuns,
 		MethodClearJournals:                s.clearJournals,
+		MethodInspect:                      s.inspect,
 	}
 }
 

@@ -1,0 +1,76 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// inspect serves kmx/inspect (and kmx.inspectRun): the versioned replay of
+// one retained run, with zero model calls (localpreview.Inspect). Judge
+// reasoning is withheld unless asked for.
+func (s *Server) inspect(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p InspectParams
+	if err := decode(MethodInspect, raw, &p); err != nil {
+		return nil, err
+	}
+	return s.inspectRun(ctx, p)
+}
+
+func (s *Server) inspectRun(ctx context.Context, p InspectParams) (any, error) {
+	if !journal.ValidRunID(p.RunID) {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is not a run ID; take one from %s", MethodInspect, p.RunID, MethodListRuns)
+	}
+	dir, err := s.journalDir(MethodInspect)
+	if err != nil {
+		return nil, err
+	}
+	in, err := localpreview.Inspect(ctx, dir, p.RunID)
+	if err != nil {
+		if r, ok := localpreview.AsRefusal(err); ok {
+			msg := r.Msg
+			if r.Next != "" {
+				msg += "; " + r.Next
+			}
+			return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %s", MethodInspect, msg)
+		}
+		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodInspect, err)
+	}
+	if !p.ShowReasoning {
+		in.HideReasoning()
+	}
+	return &InspectResult{ProtocolVersion: ProtocolVersion, Inspection: in}, nil
+}
+
+// lastRun returns the newest run of agentID that is no longer executing, for
+// the "Replay last run" lens; "" when there is none (or no journals yet).
+func (s *Server) lastRun(agentID string) string {
+	dir, err := s.journalDir(MethodListRuns)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	runs, err := journal.List(dir)
+	if err != nil {
+		return ""
+	}
+	last := ""
+	for _, r := range runs {
+		switch r.Status {
+		case journal.StatusFinished, journal.StatusCancelled, journal.StatusFailed:
+			if r.AgentID == agentID && r.ID > last {
+				last = r.ID
+			}
+		}
+	}
+	return last
+}

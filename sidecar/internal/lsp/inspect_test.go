@@ -1,0 +1,75 @@
+package lsp_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/lsp"
+)
+
+// TestInspectReplaysTheLastRunWithZeroModelCalls runs a real test through
+// the server (fake model, journaled), then finds it through the "Replay last
+// run" lens and replays it with kmx/inspect.
+func TestInspectReplaysTheLastRunWithZeroModelCalls(t *testing.T) {
+	path := writeAgent(t, "greeter.agent.md", greeter)
+	c := startServer(t, lsp.Options{})
+	c.initialize(nil)
+	uri := fileURI(path)
+	c.open(uri, 1, greeter)
+
+	lensTitles := func() (titles []string, replayArgs []json.RawMessage) {
+		var lenses []struct {
+			Command struct {
+				Title     string            `json:"title"`
+				Command   string            `json:"command"`
+				Arguments []json.RawMessage `json:"arguments"`
+			} `json:"command"`
+		}
+		c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]string{"uri": uri}}, &lenses)
+		for _, l := range lenses {
+			titles = append(titles, l.Command.Title)
+			if l.Command.Command == lsp.CommandInspectRun {
+				replayArgs = l.Command.Arguments
+			}
+		}
+		return titles, replayArgs
+	}
+	if titles, args := lensTitles(); args != nil {
+		t.Fatalf("a Replay lens before any run: %v", titles)
+	}
+
+	var res lsp.ReportResult
+	c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
+	if res.Report == nil || res.Report.RunID == "" {
+		t.Fatalf("test result %+v", res)
+	}
+	titles, args := lensTitles()
+	if len(args) != 1 || !strings.Contains(strings.Join(titles, "|"), "Replay last run") {
+		t.Fatalf("after a run: lenses %v, replay args %s", titles, args)
+	}
+	var p lsp.InspectParams
+	if err := json.Unmarshal(args[0], &p); err != nil || p.RunID != res.Report.RunID {
+		t.Fatalf("replay lens names run %q, want %q (%v)", p.RunID, res.Report.RunID, err)
+	}
+
+	var in lsp.InspectResult
+	c.mustCall("workspace/executeCommand", map[string]any{"command": lsp.CommandInspectRun, "arguments": []any{p}}, &in)
+	got := in.Inspection
+	if got == nil || got.Schema != localpreview.InspectSchema || got.LiveCalls != 0 || got.Run.ID != p.RunID || len(got.Turns) == 0 {
+		t.Fatalf("inspection = %+v", got)
+	}
+	if !strings.Contains(got.Label, "not a test result") || got.ReasoningShown {
+		t.Errorf("label %q, reasoning shown %v", got.Label, got.ReasoningShown)
+	}
+
+	if err := c.call(lsp.MethodInspect, lsp.InspectParams{RunID: "../etc"}, nil); rpcCode(err) != jsonrpc2.InvalidParams {
+		t.Errorf("inspect of a bad run ID: %v, want InvalidParams", err)
+	}
+	if err := c.call(lsp.MethodInspect, lsp.InspectParams{RunID: "20200101T000000.000000000Z-00000000"}, nil); rpcCode(err) != lsp.CodeRequestFailed {
+		t.Errorf("inspect of a missing run: %v, want RequestFailed", err)
+	}
+}
