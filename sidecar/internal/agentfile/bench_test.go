@@ -1,6 +1,7 @@
 package agentfile
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -66,6 +67,40 @@ func BenchmarkYAMLOnly1MiB(b *testing.B) {
 		var n yaml.Node
 		if err := yaml.Unmarshal(block, &n); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParserEdit1MiB is the editor's case: a Parser that has seen the
+// file parses it again after one example's input changed (a different
+// example each time, alternating between two spellings so the text stays
+// the same size). One op is a whole Parser.Parse of the edited 1 MiB text.
+func BenchmarkParserEdit1MiB(b *testing.B) {
+	src := benchFile(2000)
+	const word = "Draft release notes for week "
+	var edits []int
+	for from := 0; len(edits) < 2000; {
+		i := bytes.Index(src[from:], []byte(word))
+		if i < 0 {
+			b.Fatalf("only %d example inputs in the generated file", len(edits))
+		}
+		edits = append(edits, from+i)
+		from += i + len(word)
+	}
+	var ps Parser
+	if r := ps.Parse("bench.agent.md", src); r.State != Valid || len(r.Agent.Examples) != 2000 {
+		b.Fatalf("generated file is %v with %d examples", r.State, len(r.Agent.Examples))
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for b.Loop() {
+		at := edits[n%len(edits)]
+		src[at] ^= 'D' ^ 'd' // "Draft" <-> "draft"
+		n++
+		if r := ps.Parse("bench.agent.md", src); len(r.Agent.Examples) != 2000 {
+			b.Fatalf("%d examples after an edit", len(r.Agent.Examples))
 		}
 	}
 }

@@ -279,7 +279,7 @@ func (p *parser) capture(start, d0, x0 int) *memoEntry {
 func (p *parser) replay(e *memoEntry, start int) {
 	d := Position{Offset: start, Line: p.src.lineOf(start)}
 	for i, ex := range e.examples {
-		p.agent.Examples = append(p.agent.Examples, shiftExample(ex, d))
+		p.agent.Examples = append(p.agent.Examples, p.slab.shiftExample(ex, d))
 		p.exampleIDs = append(p.exampleIDs, idSite{id: e.ids[i].id, r: shiftRange(e.ids[i].r, d)})
 	}
 	for _, dg := range e.diags {
@@ -300,28 +300,62 @@ func shiftRange(r Range, d Position) Range {
 // that no two Results (nor a Result and the memo) share memory a caller
 // could change.
 func shiftExample(ex Example, d Position) Example {
+	var s slab // zero chunk: exact allocations, for a memo entry that lives long
+	return s.shiftExample(ex, d)
+}
+
+// slab hands out the slices that replayed examples need from a few large
+// allocations rather than several small ones per example; each piece is
+// capped at its length, so appending to one never writes into another.
+type slab struct {
+	// chunk is the size of each refill; zero allocates exactly what each
+	// example needs.
+	chunk      int
+	assertions []Assertion
+	thresholds []int
+	tools      []ToolRecording
+	calls      []RecordedCall
+}
+
+
+func (s *slab) shiftExample(ex Example, d Position) Example {
 	ex.Range = shiftRange(ex.Range, d)
 	ex.FullRange = shiftRange(ex.FullRange, d)
 	if ex.Assertions != nil {
-		as := make([]Assertion, len(ex.Assertions))
+		as := take(&s.assertions, len(ex.Assertions), s.chunk)
 		for i, a := range ex.Assertions {
 			a.Range = shiftRange(a.Range, d)
 			if a.Threshold != nil {
-				t := *a.Threshold
-				a.Threshold = &t
+				t := &take(&s.thresholds, 1, s.chunk)[0]
+				*t = *a.Threshold
+				a.Threshold = t
 			}
 			as[i] = a
 		}
 		ex.Assertions = as
 	}
 	if ex.Tools != nil {
-		ts := make([]ToolRecording, len(ex.Tools))
+		ts := take(&s.tools, len(ex.Tools), s.chunk)
 		for i, t := range ex.Tools {
 			t.Range = shiftRange(t.Range, d)
-			t.Calls = slices.Clone(t.Calls)
+			if t.Calls != nil {
+				t.Calls = append(take(&s.calls, len(t.Calls), s.chunk)[:0], t.Calls...)
+			}
 			ts[i] = t
 		}
 		ex.Tools = ts
 	}
 	return ex
+}
+
+// take cuts n elements off the front of *pool, refilling it with
+// max(n, chunk) when short. The result is never nil, so an empty list
+// stays an empty list (JSON [] rather than null).
+func take[T any](pool *[]T, n, chunk int) []T {
+	if len(*pool) < n || *pool == nil {
+		*pool = make([]T, max(n, chunk))
+	}
+	out := (*pool)[:n:n]
+	*pool = (*pool)[n:]
+	return out
 }

@@ -29,6 +29,7 @@ func (ps *Parser) Parse(name string, src []byte) Result {
 	defer ps.mu.Unlock()
 	p := newParser(name, src)
 	p.memo = &ps.memo
+	p.slab.chunk = 1024
 	r := p.parse()
 	ps.memo.abandon()
 	return r

@@ -68,6 +68,8 @@ type parser struct {
 	// raw findings of the whole file) or a repeated key (its message names
 	// an absolute line). Such an entry is re-checked on every parse.
 	noMemo bool
+	// slab backs the examples replayed from the memo.
+	slab slab
 }
 
 // Parse reads one agent file. name is the file name or path and is used

@@ -15,10 +15,13 @@ type source struct {
 
 func newSource(text string) *source {
 	starts := make([]int, 1, 1+strings.Count(text, "\n"))
-	for i := 0; i < len(text); i++ {
-		if text[i] == '\n' {
-			starts = append(starts, i+1)
+	for off := 0; ; {
+		i := strings.IndexByte(text[off:], '\n')
+		if i < 0 {
+			break
 		}
+		off += i + 1
+		starts = append(starts, off)
 	}
 	return &source{text: text, lineStarts: starts}
 }
