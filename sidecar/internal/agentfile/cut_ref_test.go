@@ -59,4 +59,3 @@ func blockLinesRef(text string, base int) []int {
 	}
 	return starts
 }
-

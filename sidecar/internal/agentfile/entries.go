@@ -317,7 +317,6 @@ type slab struct {
 	calls      []RecordedCall
 }
 
-
 func (s *slab) shiftExample(ex Example, d Position) Example {
 	ex.Range = shiftRange(ex.Range, d)
 	ex.FullRange = shiftRange(ex.FullRange, d)
