@@ -29,10 +29,22 @@ func bigAgent(size int) string {
 
 // BenchmarkDiagnostics1MiB measures, in-process over net.Pipe, the time from
 // sending a one-character incremental didChange of a 1 MiB agent file to
-// receiving its publishDiagnostics: change application, the parse and the
-// JSON round trip.
+// receiving its publishDiagnostics: change application, the parse (with
+// the document's own agentfile.Parser, as in production) and the JSON
+// round trip. The change is in the instructions, so no example changes.
 func BenchmarkDiagnostics1MiB(b *testing.B) {
-	benchDiagnostics(b, nil)
+	benchDiagnostics(b, nil, func(int) benchEdit { return benchEdit{line: 4, char: 0, pair: "Rr"} })
+}
+
+// BenchmarkDiagnostics1MiBEditExample is the same round trip when the
+// keystroke lands in an example's input: a different example each time,
+// so the Parser decodes and checks one example anew on every change.
+func BenchmarkDiagnostics1MiBEditExample(b *testing.B) {
+	benchDiagnostics(b, nil, func(n int) benchEdit {
+		// bigAgent's examples start on line 9 and are 7 lines long; the
+		// third line of each is its input, "    Draft release notes...".
+		return benchEdit{line: 9 + 7*(n%4000) + 2, char: 4, pair: "Dd"}
+	})
 }
 
 // BenchmarkDiagnostics1MiBServerShare is the same round trip with the parse
@@ -40,10 +52,17 @@ func BenchmarkDiagnostics1MiB(b *testing.B) {
 // application, scheduling, the version check, JSON both ways).
 func BenchmarkDiagnostics1MiBServerShare(b *testing.B) {
 	res := agentfile.Parse("big.agent.md", []byte(bigAgent(1<<20)))
-	benchDiagnostics(b, func(string, []byte) agentfile.Result { return res })
+	benchDiagnostics(b, func(string, []byte) agentfile.Result { return res }, func(int) benchEdit { return benchEdit{line: 4, char: 0, pair: "Rr"} })
 }
 
-func benchDiagnostics(b *testing.B, parse func(string, []byte) agentfile.Result) {
+// benchEdit is one keystroke: the character at line:char becomes the
+// other letter of pair, so the text keeps its size.
+type benchEdit struct {
+	line, char int
+	pair       string
+}
+
+func benchDiagnostics(b *testing.B, parse func(string, []byte) agentfile.Result, next func(n int) benchEdit) {
 	text := bigAgent(1 << 20)
 	c := startServer(b, lsp.Options{Parse: parse})
 	c.initialize(nil)
@@ -53,21 +72,27 @@ func benchDiagnostics(b *testing.B, parse func(string, []byte) agentfile.Result)
 		b.Fatalf("the generated file is not valid: %+v", d.Diagnostics[0])
 	}
 	version := int32(1)
+	// toggled says which edited places hold the second letter now.
+	toggled := map[[2]int]bool{}
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()
-	for b.Loop() {
+	for n := 0; b.Loop(); n++ {
 		version++
 		from := c.count()
-		// Toggle one character of the instructions: same size every time.
-		ch := "R"
-		if version%2 == 0 {
-			ch = "r"
+		e := next(n)
+		at := [2]int{e.line, e.char}
+		ch := e.pair[1:]
+		if toggled[at] {
+			ch = e.pair[:1]
 		}
+		toggled[at] = !toggled[at]
 		c.notify("textDocument/didChange", map[string]any{
 			"textDocument":   map[string]any{"uri": uri, "version": version},
-			"contentChanges": []any{map[string]any{"range": rng(4, 0, 4, 1), "text": ch}},
+			"contentChanges": []any{map[string]any{"range": rng(e.line, e.char, e.line, e.char+1), "text": ch}},
 		})
-		c.diagnosticsFor(from, uri, version)
+		if d, _ := c.diagnosticsFor(from, uri, version); len(d.Diagnostics) != 0 {
+			b.Fatalf("version %d has diagnostics: %+v", version, d.Diagnostics[0])
+		}
 	}
 }
 

@@ -94,5 +94,5 @@ func (s *Server) parsed(uri string) (agentfile.Result, int32, bool) {
 	if snap.result != nil {
 		return *snap.result, snap.version, true
 	}
-	return s.parse(uriPath(uri), snap.text), snap.version, true
+	return s.parseDoc(snap), snap.version, true
 }

@@ -78,6 +78,16 @@ func (s *Server) safeParse(snap document) (res agentfile.Result) {
 			}}}
 		}
 	}()
+	return s.parseDoc(snap)
+}
+
+// parseDoc parses a snapshot with its document's Parser, which re-checks
+// only the examples a change touched and returns what agentfile.Parse
+// would; Options.Parse, when a test sets it, replaces both.
+func (s *Server) parseDoc(snap document) agentfile.Result {
+	if s.opts.Parse == nil && snap.parser != nil {
+		return snap.parser.Parse(uriPath(snap.uri), snap.text)
+	}
 	return s.parse(uriPath(snap.uri), snap.text)
 }
 

@@ -3,6 +3,8 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 )
 
 type didOpenParams struct {
@@ -22,7 +24,7 @@ func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, nil
 	}
 	td := p.TextDocument
-	doc := &document{uri: td.URI, version: td.Version, text: []byte(td.Text)}
+	doc := &document{uri: td.URI, version: td.Version, text: []byte(td.Text), parser: &agentfile.Parser{}}
 	s.mu.Lock()
 	s.docs[td.URI] = doc
 	s.mu.Unlock()

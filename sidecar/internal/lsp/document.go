@@ -16,6 +16,9 @@ type document struct {
 	text    []byte
 	// result caches the parse of this version (nil until diagnosed).
 	result *agentfile.Result
+	// parser is this document's own agentfile.Parser, kept across
+	// changes, so a keystroke re-checks only the examples it touched.
+	parser *agentfile.Parser
 	// parsing is set while a diagnose loop runs for this document; pending
 	// asks it to run again on the newest text.
 	parsing, pending bool
