@@ -7,7 +7,10 @@
 // invalid. Parsing is a pure function of the bytes: it never touches the
 // filesystem, a clock, a model or a journal, so the editor can call it on
 // every keystroke and every other front (CLI, MCP, runner) gets the same
-// answer for the same text.
+// answer for the same text. A Parser, for a document open in an editor,
+// remembers the checked examples of the previous version so that a
+// keystroke re-checks only the examples it touched; its results are those
+// of Parse, byte for byte.
 package agentfile
 
 // Severity orders diagnostics the way LSP does: Error refuses execution,

@@ -74,7 +74,8 @@ type parser struct {
 
 // Parse reads one agent file. name is the file name or path and is used
 // only for the default agent ID (its base name without ".agent.md"). Parse
-// is a pure function of its arguments.
+// is a pure function of its arguments and keeps nothing between calls (an
+// editor re-parsing one document uses a Parser instead).
 //
 // The Markdown body is read this way: the instructions are the text between
 // the frontmatter and the "## Examples" heading (outside code fences), with
