@@ -35,6 +35,17 @@ func (p *parser) splitEntries(start, end int) ([]entry, bool) {
 	indent := -1
 	var starts []int
 	for _, off := range blockLines(text, start) {
+		if indent >= 0 {
+			// Most lines are inside an item: deeper than the list, which
+			// the leading spaces alone tell.
+			n := off
+			for n < end && p.src.text[n] == ' ' {
+				n++
+			}
+			if n-off > indent {
+				continue
+			}
+		}
 		l := p.lineAt(off)
 		s := p.lineText(l)
 		trimmed := strings.TrimLeft(s, " ")
