@@ -34,9 +34,16 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     "kmx.showRunReplay": async (arg) => {
       const uri = fileArg(arg);
       if (uri !== undefined) {
-        const runId = typeof (arg as { runId?: unknown } | undefined)?.runId === "string" ? (arg as { runId: string }).runId : undefined;
-        await deps.replay.show(uri, runId);
+        await deps.replay.showLatest(uri);
       }
+    },
+    // The server's Replay last run lens: {runId} of the newest finished run.
+    "kmx.inspectRun": async (arg) => {
+      const runId = (arg as { runId?: unknown } | undefined)?.runId;
+      if (typeof runId !== "string" || runId === "") {
+        throw new Error("kmx.inspectRun needs a run id: use kmx: Show Run Replay for the file's newest run");
+      }
+      await deps.replay.show(runId);
     },
     "kmx.clearJournals": () => clearJournals(deps),
     "kmx.selectModel": () => selectModel(),
@@ -108,8 +115,8 @@ async function pickExample(deps: CommandDeps, uri: vscode.Uri): Promise<string |
 }
 
 function showVerdict(text: string, ok: boolean, deps: CommandDeps): void {
-  const show = ok ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
-  void show(text, "Show Logs").then((pick) => {
+  const shown = ok ? vscode.window.showInformationMessage(text, "Show Logs") : vscode.window.showWarningMessage(text, "Show Logs");
+  void shown.then((pick) => {
     if (pick === "Show Logs") {
       deps.sidecar.log.show(true);
     }

@@ -3,9 +3,15 @@
 // withheld); this only lays it out, escaping every value it did not write.
 import type { Assertion, ExplainResult, ExplainedExample } from "./protocol";
 
-/** Escapes text so Markdown shows it literally (no links, HTML or emphasis). */
+/**
+ * Escapes text so Markdown shows it literally: no links, HTML, emphasis or
+ * tables, and no block marker at the start of a line. The document is read
+ * as source too, so nothing else is escaped.
+ */
 export function mdText(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, (c) => `\\${c}`).replace(/\r?\n/g, " ");
+  const inline = s.replace(/\r?\n/g, " ").replace(/[\\`*_[\]<>|]/g, (c) => `\\${c}`);
+  // A backslash escapes punctuation only, so "1." becomes "1\." not "\1.".
+  return inline.replace(/^(\s*)([#>+-])/, "$1\\$2").replace(/^(\s*\d+)([.)])/, "$1\\$2");
 }
 
 /** An inline code span that holds any text, backticks included. */

@@ -17,7 +17,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const status = new ModelStatus();
   let replay: ReplayPanel | undefined;
   const tests = new KmxTests(sidecar, log, async (file) => {
-    await replay?.show(file, undefined);
+    await replay?.showLatest(file);
   });
   replay = new ReplayPanel(sidecar, tests.lastReports);
   const explain = new ExplainView(sidecar);

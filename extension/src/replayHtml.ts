@@ -1,8 +1,8 @@
 // The replay panel's HTML, built from the server's kmx.journal.inspect/v1
-// JSON. Every value is escaped; the page has no script, loads nothing, and
+// inspection. Every value is escaped; the page has no script, loads nothing, and
 // its only style is inline under a nonce, coloured by VS Code's theme
 // variables. Pure, so escaping and the CSP are unit-tested.
-import type { ExampleResult, Report } from "./protocol";
+import type { ExampleResult, InspectedTurn, Inspection, JudgeSample, ModelIdentity, Report } from "./protocol";
 
 export const InspectSchema = "kmx.journal.inspect/v1";
 export const ReplayLabel = "local preview journal replay; not a test result";
@@ -16,26 +16,8 @@ export function contentSecurityPolicy(nonce: string, cspSource: string): string 
   return `default-src 'none'; style-src 'nonce-${nonce}'; img-src ${cspSource}; font-src ${cspSource}; script-src 'none'; frame-src 'none'; form-action 'none'`;
 }
 
-// The inspection is read defensively: its TypeScript type is not in the
-// generated contract yet (see docs/extension.md), so fields are checked,
-// never assumed.
-type Json = Record<string, unknown>;
-function obj(v: unknown): Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : {};
-}
-function str(v: unknown): string | undefined {
-  return typeof v === "string" ? v : undefined;
-}
-function arr(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : [];
-}
-function num(v: unknown): number | undefined {
-  return typeof v === "number" ? v : undefined;
-}
-
-function identity(v: unknown): string {
-  const m = obj(v);
-  return `${str(m.route) ?? "?"} / ${str(m.model) ?? "?"}`;
+function identity(m: ModelIdentity | undefined): string {
+  return m === undefined ? "?" : `${m.route} / ${m.model}`;
 }
 
 function field(label: string, valueHtml: string): string {
@@ -62,41 +44,36 @@ function verdictHtml(ex: ExampleResult | undefined): string {
   return h;
 }
 
-function judgeSampleHtml(v: unknown, i: number): string {
-  const s = obj(v);
-  const score = num(s.score);
-  const reply = str(s.reply) ?? "?";
-  let h = `<li>sample ${i + 1}: ${escapeHtml(identity(s.model))}, ${escapeHtml(str(s.state) ?? "?")}, reply ${escapeHtml(reply)}${score !== undefined ? `, score ${score}` : ""}`;
-  const rubric = str(s.rubric);
-  if (rubric !== undefined) {
-    h += `<div class="muted">rubric: ${escapeHtml(rubric)}</div>`;
+function judgeSampleHtml(s: JudgeSample, i: number): string {
+  let h = `<li>sample ${i + 1}: ${escapeHtml(identity(s.model))}, ${escapeHtml(s.state)}, reply ${escapeHtml(s.reply)}${s.score !== undefined ? `, score ${s.score}` : ""}`;
+  if (s.reason !== undefined) {
+    h += ` <span class="muted">${escapeHtml(s.reason)}</span>`;
   }
-  const reasoning = str(s.reasoning);
-  if (reasoning !== undefined) {
-    h += `<details><summary>reasoning</summary>${pre(reasoning)}</details>`;
+  if (s.rubric !== undefined) {
+    h += `<div class="muted">rubric: ${escapeHtml(s.rubric)}</div>`;
+  }
+  // Reasoning is long and rarely what one looks for first: folded.
+  if (s.reasoning !== undefined) {
+    h += `<details><summary>reasoning</summary>${pre(s.reasoning)}</details>`;
   }
   return `${h}</li>`;
 }
 
-function turnHtml(v: unknown, report: Report | undefined): string {
-  const t = obj(v);
-  const example = str(t.example) ?? "";
-  const state = str(t.state) ?? "?";
-  const answer = str(t.answer);
-  let h = `<section class="turn"><h2>${escapeHtml(example !== "" ? example : "(ad-hoc input)")} <span class="muted">turn ${num(t.turn) ?? "?"}, ${escapeHtml(str(t.purpose) ?? "")}</span></h2>`;
-  h += field("input", pre(str(t.input) ?? ""));
+function turnHtml(t: InspectedTurn, report: Report | undefined): string {
+  let h = `<section class="turn"><h2>${escapeHtml(t.example !== "" ? t.example : "(ad-hoc input)")} <span class="muted">turn ${t.turn}, ${escapeHtml(t.purpose)}</span></h2>`;
+  h += field("input", pre(t.input));
   h += field("model", `<code>${escapeHtml(identity(t.model))}</code>`);
-  h += field("replay", `<span class="state s-${escapeHtml(state)}">${escapeHtml(state)}</span>${str(t.reason) !== undefined ? ` <span class="muted">${escapeHtml(str(t.reason) ?? "")}</span>` : ""}`);
-  if (str(t.error) !== undefined) {
-    h += field("error", escapeHtml(str(t.error) ?? ""));
+  h += field("replay", `<span class="state s-${escapeHtml(t.state)}">${escapeHtml(t.state)}</span>${t.reason !== undefined ? ` <span class="muted">${escapeHtml(t.reason)}</span>` : ""}`);
+  if (t.error !== undefined) {
+    h += field("error", escapeHtml(t.error));
   }
-  h += field("answer", answer !== undefined ? pre(answer) : `<span class="muted">no replay-verified answer</span>`);
-  const samples = arr(t.judgeSamples);
+  h += field("answer", t.answer !== undefined ? pre(t.answer) : `<span class="muted">no replay-verified answer</span>`);
+  const samples = t.judgeSamples ?? [];
   if (samples.length > 0) {
     h += `<div class="field"><span class="label">judge samples</span><ul>${samples.map(judgeSampleHtml).join("")}</ul></div>`;
   }
-  if (report !== undefined && example !== "") {
-    h += verdictHtml((report.examples ?? []).find((e) => e.id === example && e.adHoc !== true));
+  if (report !== undefined && t.example !== "") {
+    h += verdictHtml((report.examples ?? []).find((e) => e.id === t.example && e.adHoc !== true));
   }
   return `${h}</section>`;
 }
@@ -104,23 +81,22 @@ function turnHtml(v: unknown, report: Report | undefined): string {
 /**
  * The panel's whole page. `report` is this session's report for the same
  * run, when the extension has one: the inspection itself carries no
- * verdicts, and the panel says where each piece comes from.
+ * verdicts or assertion results, and the panel says where those come from.
  */
-export function replayHtml(inspection: unknown, nonce: string, cspSource: string, report?: Report): string {
-  const i = obj(inspection);
-  const run = obj(i.run);
-  const sameRun = report !== undefined && report.runId !== undefined && report.runId === str(run.id) ? report : undefined;
+export function replayHtml(inspection: Inspection, nonce: string, cspSource: string, report?: Report): string {
+  const run = inspection.run;
+  const sameRun = report !== undefined && report.runId !== undefined && report.runId === run.id ? report : undefined;
   let body: string;
-  if (str(i.schema) !== InspectSchema) {
-    body = `<p class="error">kmx answered an inspection this panel cannot read (schema ${escapeHtml(str(i.schema) ?? "missing")}, expected ${InspectSchema}): update the extension and the sidecar together.</p>`;
+  if (inspection.schema !== InspectSchema) {
+    body = `<p class="error">kmx answered an inspection this panel cannot read (schema ${escapeHtml(inspection.schema)}, expected ${InspectSchema}): update the extension and the sidecar together.</p>`;
   } else {
-    const s = obj(i.summary);
-    const live = num(i.liveCalls) ?? 0;
-    body = `<p class="meta">run <code>${escapeHtml(str(run.id) ?? "?")}</code> · ${escapeHtml(str(run.command) ?? "")} of <code>${escapeHtml(str(run.agentId) ?? "?")}</code> · ${escapeHtml(str(run.status) ?? "")} · ${num(s.verified) ?? 0} of ${num(s.turns) ?? 0} turns verified · live model calls during replay: ${live}</p>`;
+    const s = inspection.summary;
+    const live = inspection.liveCalls;
+    body = `<p class="meta">run <code>${escapeHtml(run.id)}</code> · ${escapeHtml(run.command)} of <code>${escapeHtml(run.agentId)}</code> · ${escapeHtml(run.status)} · ${s.verified} of ${s.turns} turns verified · live model calls during replay: ${live}</p>`;
     if (live !== 0) {
       body += `<p class="error">The replay attempted ${live} live model call(s); each was refused. This is a kmx bug: please report it.</p>`;
     }
-    body += arr(i.turns).map((t) => turnHtml(t, sameRun)).join("");
+    body += (inspection.turns ?? []).map((t) => turnHtml(t, sameRun)).join("");
   }
   return `<!DOCTYPE html>
 <html lang="en">

@@ -1,18 +1,15 @@
 // The replay panel: one webview showing the server's inspection of a
-// retained run (kmx.journal.inspect/v1), replayed with zero model calls.
-// No scripts, no remote content, nothing loaded but the page itself.
+// retained run (kmx/inspect, kmx.journal.inspect/v1), replayed with zero
+// model calls. No scripts, no remote content, nothing loaded but the page.
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
-import { Methods, type ReportResult, type RunInfo } from "./protocol";
+import { type Inspection, type KmxRequests, Methods, type ReportResult, type RunInfo } from "./protocol";
 import { replayHtml } from "./replayHtml";
 import type { Sidecar } from "./sidecar";
 
-// The inspect request is not in the generated contract yet (docs/protocol.md
-// lists it as "not offered yet"). Reading it from the generated Methods
-// means it switches on when the contract gains it, and never before.
-function inspectMethod(): string | undefined {
-  return (Methods as Readonly<Record<string, string>>)["Inspect"];
-}
+// The generated Methods constant does not list kmx/inspect yet; the key is
+// still checked against the generated request map.
+const inspectMethod = "kmx/inspect" satisfies keyof KmxRequests;
 
 export class ReplayPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
@@ -22,33 +19,31 @@ export class ReplayPanel implements vscode.Disposable {
     private readonly lastReports: ReadonlyMap<string, ReportResult>,
   ) {}
 
-  /** Shows the replay of `runId`, or of the file's newest run when runId is undefined. */
-  async show(file: vscode.Uri, runId: string | undefined, token?: vscode.CancellationToken): Promise<void> {
-    let id = runId;
-    if (id === undefined) {
-      const runs = await this.sidecar.request(Methods.ListRuns, { uri: file.toString() }, token);
-      const list: RunInfo[] = runs.runs ?? [];
-      const newest = list[list.length - 1];
-      if (newest === undefined) {
-        void vscode.window.showInformationMessage(`kmx: no retained run of ${vscode.workspace.asRelativePath(file)} yet: run an example or test the file first.`);
-        return;
-      }
-      id = newest.id;
-    }
-    const method = inspectMethod();
-    if (method === undefined) {
-      void vscode.window.showWarningMessage(
-        `kmx: this sidecar cannot replay run ${id} in the editor yet (its protocol has no inspect request). Replay it from a terminal: kmx journal inspect ${id}`,
-      );
+  /** Shows the replay of the file's newest retained run that is not executing. */
+  async showLatest(file: vscode.Uri, token?: vscode.CancellationToken): Promise<void> {
+    const runs = await this.sidecar.request(Methods.ListRuns, { uri: file.toString() }, token);
+    const list: RunInfo[] = (runs.runs ?? []).filter((r) => r.status !== "running");
+    const newest = list[list.length - 1];
+    if (newest === undefined) {
+      void vscode.window.showInformationMessage(`kmx: no retained run of ${vscode.workspace.asRelativePath(file)} yet: run an example or test the file first.`);
       return;
     }
-    const res = await this.sidecar.optionalRequest(method, { uri: file.toString(), runId: id }, token);
-    // The result is either the inspection or an envelope holding it.
-    const inspection = typeof res === "object" && res !== null && "inspection" in res ? (res as { inspection: unknown }).inspection : res;
-    this.render(inspection, this.lastReports.get(file.toString()));
+    await this.show(newest.id, token);
   }
 
-  private render(inspection: unknown, last: ReportResult | undefined): void {
+  /** Shows the replay of one run (the Replay last run lens names it). */
+  async show(runId: string, token?: vscode.CancellationToken): Promise<void> {
+    const res = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `kmx: replaying run ${runId} (no model calls)`, cancellable: true },
+      (_p, cancel) => this.sidecar.request(inspectMethod, { runId }, token ?? cancel),
+    );
+    if (res.inspection === undefined) {
+      throw new Error(`the server answered no inspection for run ${runId}`);
+    }
+    this.render(res.inspection);
+  }
+
+  private render(inspection: Inspection): void {
     if (this.panel === undefined) {
       this.panel = vscode.window.createWebviewPanel("kmx.replay", "kmx replay", vscode.ViewColumn.Beside, {
         enableScripts: false,
@@ -58,8 +53,17 @@ export class ReplayPanel implements vscode.Disposable {
         this.panel = undefined;
       });
     }
+    // The inspection has no verdicts; this session's report of the same
+    // run (if any) supplies them, labelled as such.
+    let report: ReportResult | undefined;
+    for (const r of this.lastReports.values()) {
+      if (r.report?.runId === inspection.run.id) {
+        report = r;
+      }
+    }
     const nonce = crypto.randomBytes(16).toString("base64");
-    this.panel.webview.html = replayHtml(inspection, nonce, this.panel.webview.cspSource, last?.report);
+    this.panel.title = `kmx replay: ${inspection.run.agentId}`;
+    this.panel.webview.html = replayHtml(inspection, nonce, this.panel.webview.cspSource, report?.report);
     this.panel.reveal(undefined, true);
   }
 

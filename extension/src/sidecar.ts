@@ -12,6 +12,7 @@ import {
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
+  RequestType,
   type LanguageClientOptions,
   type ServerOptions,
   type StaticFeature,
@@ -105,6 +106,9 @@ export class Sidecar implements vscode.Disposable {
       });
       throw new Error(where.message);
     }
+    if (where.source === "bundled" && process.platform !== "win32") {
+      ensureExecutable(where.path, this.log);
+    }
     this.log.appendLine(`starting ${where.path} lsp (from ${where.source === "setting" ? "kmx.sidecarPath" : "the extension's bundled binary"})`);
     const server: ServerOptions = { command: where.path, args: ["lsp"], transport: TransportKind.stdio };
     const init: InitializationOptions = { protocolVersion: ProtocolVersion, settings: readSettings() };
@@ -178,23 +182,21 @@ export class Sidecar implements vscode.Disposable {
     progress?: ProgressHandler,
   ): Promise<KmxRequests[M]["result"]> {
     const client = await this.ready();
+    // A typed RequestType sends params as one object; the string overload
+    // would send [params, token] as a positional array.
+    const type = new RequestType<KmxRequests[M]["params"], KmxRequests[M]["result"], void>(method);
+    const lspToken = token as LspCancellationToken | undefined;
     if (progress === undefined) {
-      return client.sendRequest<KmxRequests[M]["result"]>(method, params, token as LspCancellationToken | undefined);
+      return client.sendRequest(type, params, lspToken);
     }
     this.tokens += 1;
     const workDoneToken = `kmx-${this.tokens}`;
     const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (v: WorkDone) => progress(v as ProgressValue));
     try {
-      return await client.sendRequest<KmxRequests[M]["result"]>(method, { ...params, workDoneToken }, token as LspCancellationToken | undefined);
+      return await client.sendRequest(type, { ...params, workDoneToken }, lspToken);
     } finally {
       sub.dispose();
     }
-  }
-
-  /** Sends a request the generated contract does not name yet; undefined when the server does not offer it. */
-  async optionalRequest(method: string, params: object, token?: vscode.CancellationToken): Promise<unknown> {
-    const client = await this.ready();
-    return client.sendRequest<unknown>(method, params, token as LspCancellationToken | undefined);
   }
 
   dispose(): void {
@@ -202,5 +204,19 @@ export class Sidecar implements vscode.Disposable {
       d.dispose();
     }
     void this.client?.dispose(2_000);
+  }
+}
+
+// A .vsix is a zip; an unzip that drops the mode bits would leave the
+// bundled binary unrunnable, so restore them rather than fail to start.
+function ensureExecutable(p: string, log: vscode.OutputChannel): void {
+  try {
+    const mode = fs.statSync(p).mode;
+    if ((mode & 0o100) === 0) {
+      fs.chmodSync(p, mode | 0o755);
+      log.appendLine(`made ${p} executable`);
+    }
+  } catch (err) {
+    log.appendLine(`could not make ${p} executable: ${String(err)}`);
   }
 }

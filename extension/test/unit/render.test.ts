@@ -1,29 +1,30 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { explainMarkdown, mdCode, mdText } from "../../src/explainMarkdown";
-import type { ExplainResult, Report } from "../../src/protocol";
+import type { ExplainResult, Inspection, Report } from "../../src/protocol";
 import { contentSecurityPolicy, escapeHtml, replayHtml } from "../../src/replayHtml";
 
 const evil = `<script>alert(1)</script><img src="https://example.invalid/x.png" onerror='y'>`;
 
-function inspection(answer: string): unknown {
+function inspection(answer: string): Inspection {
   return {
     schema: "kmx.journal.inspect/v1",
     label: "local preview journal replay; not a test result",
-    run: { id: "R1", status: "finished", command: "test", agentId: "triage" },
+    run: { id: "R1", created: "2026-11-30T17:20:30Z", status: "finished", command: "test", agentId: "triage", agentRevision: "ab", kmxVersion: "0.1.0" },
     liveCalls: 0,
-    summary: { turns: 1, verified: 1 },
+    summary: { turns: 1, verified: 1, incomplete: 0, failed: 0, cancelled: 0, judgeSamples: 1 },
     reasoningShown: true,
     turns: [
       {
         example: "crash",
         purpose: "agent",
+        sessionId: "s1",
         turn: 1,
         model: { route: "fake", model: "fake" },
         input: evil,
         answer,
         state: "verified",
-        judgeSamples: [{ model: { route: "fake", model: "fake" }, state: "verified", reply: "scored", score: 100, reasoning: "because <b>" }],
+        judgeSamples: [{ sessionId: "s2", turn: 1, model: { route: "fake", model: "fake" }, state: "verified", reply: "scored", score: 100, reasoning: "because <b>" }],
       },
     ],
   };
@@ -64,8 +65,19 @@ describe("replayHtml", () => {
     assert.ok(replayHtml(inspection("bug"), nonce, "s", rep).includes("verdict (from the run&#39;s report)"));
     assert.ok(!replayHtml(inspection("bug"), nonce, "s", { ...rep, runId: "R2" }).includes("verdict (from"));
   });
+  it("says when a replay made live calls", () => {
+    assert.ok(replayHtml({ ...inspection("x"), liveCalls: 2 }, nonce, "s").includes("attempted 2 live model call(s)"));
+  });
+  it("shows a turn that did not verify without an answer", () => {
+    const base = inspection("x");
+    const t = { ...(base.turns ?? [])[0]!, state: "incomplete", reason: "no completion was journaled" };
+    delete t.answer;
+    const h = replayHtml({ ...base, turns: [t] }, nonce, "s");
+    assert.ok(h.includes("no replay-verified answer"));
+    assert.ok(h.includes("no completion was journaled"));
+  });
   it("refuses a schema it does not know", () => {
-    const h = replayHtml({ schema: "other/v9" }, nonce, "s");
+    const h = replayHtml({ ...inspection("x"), schema: "other/v9" }, nonce, "s");
     assert.ok(h.includes("cannot read (schema other/v9"));
   });
   it("escapeHtml covers quotes", () => {
@@ -121,7 +133,10 @@ describe("explainMarkdown", () => {
     assert.ok(empty.includes("No retained failure"));
   });
   const esc: { in: string; want: string }[] = [
-    { in: "[x](http://a)", want: "\\[x\\]\\(http://a\\)" },
+    { in: "[x](http://a)", want: "\\[x\\](http://a)" },
+    { in: "1. not a list", want: "1\\. not a list" },
+    { in: "# not a heading", want: "\\# not a heading" },
+    { in: "a-b (c). d", want: "a-b (c). d" },
     { in: "<b>*hi*</b>", want: "\\<b\\>\\*hi\\*\\</b\\>" },
     { in: "two\nlines", want: "two lines" },
   ];

@@ -1,0 +1,226 @@
+// The kmx extension in a real VS Code (code-server), driven like a person
+// would: one browser session, many cases in order, a screenshot after each.
+// Started by scripts/e2e-test.sh, which installs everything and owns the
+// code-server process; this file only drives the browser. CommonJS so that
+// NODE_PATH finds playwright-core in the cache folder outside the repo.
+"use strict";
+const { test, before, after } = require("node:test");
+const assert = require("node:assert/strict");
+const path = require("node:path");
+const fs = require("node:fs");
+const { chromium } = require("playwright-core");
+
+const url = need("KMX_E2E_URL");
+const artifacts = need("KMX_E2E_ARTIFACTS");
+const browserHome = need("KMX_E2E_BROWSER_HOME");
+// Built at run time from pieces: no token-shaped literal lives in the repo.
+const credential = "gh" + "p_" + "Zq7".repeat(12);
+
+function need(name) {
+  const v = process.env[name];
+  if (v === undefined || v === "") {
+    throw new Error(`${name} is not set: run scripts/e2e-test.sh, which sets it`);
+  }
+  return v;
+}
+
+let context;
+let page;
+let shots = 0;
+
+async function shot(name) {
+  shots += 1;
+  const file = path.join(artifacts, `${String(shots).padStart(2, "0")}-${name}.png`);
+  await page.screenshot({ path: file }).catch(() => undefined);
+  return file;
+}
+
+// Each case is a node:test test; a failure names its screenshot.
+function step(name, timeoutMs, fn) {
+  test(name, { timeout: timeoutMs }, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      const file = await shot(`FAILED-${name.replace(/[^a-z0-9]+/gi, "-")}`);
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n    screenshot: ${file}`);
+    }
+    await shot(name.replace(/[^a-z0-9]+/gi, "-"));
+  });
+}
+
+async function palette(label) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible", timeout: 10_000 });
+  await input.fill(`>${label}`);
+  const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: label }).first();
+  await row.waitFor({ state: "visible", timeout: 10_000 });
+  await page.keyboard.press("Enter");
+}
+
+// Focus the agent file's text (not the Test Explorer's filter box, which is
+// a small editor too): its tab, then the active editor group by command.
+// Clicking into the text would scroll the page when the editor is scrolled.
+async function focusAgentEditor() {
+  await page.locator(".tabs-container .tab", { hasText: "triage.agent.md" }).first().click();
+  await palette("View: Focus Active Editor Group");
+  await page.locator(".editor-group-container.active .monaco-editor.focused").first().waitFor({ timeout: 5_000 });
+}
+
+async function countSettles(locator, want, timeoutMs) {
+  const until = Date.now() + timeoutMs;
+  let n = await locator.count();
+  while (n !== want && Date.now() < until) {
+    await page.waitForTimeout(250);
+    n = await locator.count();
+  }
+  return n;
+}
+
+async function problemsText() {
+  return (await page.locator(".markers-panel").innerText().catch(() => "")) ?? "";
+}
+
+before(async () => {
+  fs.mkdirSync(artifacts, { recursive: true });
+  fs.mkdirSync(browserHome, { recursive: true });
+  context = await chromium.launchPersistentContext(path.join(browserHome, "profile"), {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    viewport: { width: 1600, height: 1000 },
+    env: { ...process.env, HOME: browserHome },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(url);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+});
+
+after(async () => {
+  await context?.close();
+});
+
+step("open the agent file and see the lenses", 120_000, async () => {
+  const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "triage.agent.md" });
+  await row.waitFor({ timeout: 60_000 });
+  await row.click();
+  await page.locator(".codelens-decoration a", { hasText: "▶ Test file" }).first().waitFor({ timeout: 90_000 });
+  const runs = page.locator(".codelens-decoration a", { hasText: "▶ Run example" });
+  await runs.first().waitFor({ timeout: 10_000 });
+  assert.equal(await countSettles(runs, 3, 15_000), 3, "one ▶ Run example lens per example");
+});
+
+step("click Run example and see the verdict", 90_000, async () => {
+  await page.locator(".codelens-decoration a", { hasText: "▶ Run example" }).first().click();
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: 'kmx example "crash": pass' });
+  await toast.waitFor({ timeout: 60_000 });
+  assert.match(await toast.innerText(), /answer: bug/);
+  assert.match(await toast.innerText(), /local preview/);
+});
+
+step("run the file from the Test Explorer: pass, fail and inconclusive", 120_000, async () => {
+  await page.keyboard.press("Escape");
+  await palette("Test: Run All Tests");
+  await palette("Testing: Focus on Test Explorer View");
+  const rows = page.locator(".test-explorer .monaco-list-row");
+  const fileRow = rows.filter({ hasText: "triage.agent.md" }).first();
+  await fileRow.waitFor({ timeout: 30_000 });
+  // Expand the file item so the examples show.
+  const crash = rows.filter({ hasText: /^crash/ });
+  if ((await crash.count()) === 0) {
+    await fileRow.locator(".monaco-tl-twistie").click();
+  }
+  const want = [
+    ["crash", ".codicon-testing-passed-icon"],
+    ["billing", ".codicon-testing-failed-icon"],
+    ["judged", ".codicon-testing-error-icon"],
+  ];
+  for (const [label, icon] of want) {
+    await rows.filter({ hasText: label }).first().locator(icon).waitFor({ timeout: 60_000 });
+  }
+  // The errored example says why: inconclusive, never passed.
+  await rows.filter({ hasText: "judged" }).first().locator(".codicon-testing-passed-icon").waitFor({ state: "detached", timeout: 1_000 });
+  await rows.filter({ hasText: "judged" }).first().click();
+  await palette("Test: Peek Output");
+  await page.getByText(/inconclusive \(unknown, not a pass\)/).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press("Escape");
+});
+
+step("run Explain and see the failing assertion", 60_000, async () => {
+  await focusAgentEditor();
+  await palette("kmx: Explain Last Test Failure");
+  const doc = page.locator(".monaco-editor .view-lines", { hasText: "Why the last test failed" });
+  await doc.first().waitFor({ timeout: 30_000 });
+  const text = (await doc.first().innerText()).replace(/\s+/g, " ");
+  assert.match(text, /### billing: fail/);
+  assert.match(text, /\*\*deciding\*\* assertion 1 `contains`: fail — the answer does not contain the expected text; expected `billing`/);
+});
+
+step("open the replay panel and see the answer", 60_000, async () => {
+  await focusAgentEditor();
+  // The server offers the newest finished run as a lens once one exists.
+  await page.locator(".codelens-decoration a", { hasText: "Replay last run" }).first().waitFor({ timeout: 30_000 });
+  await palette("kmx: Show Run Replay");
+  const frame = page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+  await frame.locator("#label", { hasText: "local preview journal replay; not a test result" }).waitFor({ timeout: 30_000 });
+  // The newest run is the Test Explorer's test of the file: three answers,
+  // each "bug", and the verdicts of that run beside them.
+  const answers = frame.locator("pre", { hasText: /^bug$/ });
+  await answers.first().waitFor({ timeout: 10_000 });
+  assert.equal(await answers.count(), 3, "one replayed answer per example");
+  await frame.getByText("live model calls during replay: 0").waitFor({ timeout: 5_000 });
+  await frame.locator(".verdict.v-fail").first().waitFor({ timeout: 5_000 });
+});
+
+step("type a credential and see it in Problems without the value", 60_000, async () => {
+  await page.keyboard.press("Escape");
+  await focusAgentEditor();
+  await palette("Go to Line/Column");
+  await page.keyboard.type("7");
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("End");
+  await page.keyboard.type(` ${credential}`, { delay: 5 });
+  await palette("View: Focus Problems");
+  const row = page.locator(".markers-panel .monaco-list-row", { hasText: "a GitHub token is in the file" });
+  await row.first().waitFor({ timeout: 30_000 });
+  const text = await problemsText();
+  assert.ok(!text.includes(credential), "the Problems panel shows the credential value");
+  assert.ok(!text.includes(credential.slice(0, 12)), "the Problems panel shows part of the credential value");
+  await shot("credential-in-problems");
+  // Remove it again: the word, then the space before it.
+  await focusAgentEditor();
+  await palette("Go to Line/Column");
+  await page.keyboard.type("7");
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("End");
+  await page.keyboard.press("Control+Backspace");
+  await page.keyboard.press("Backspace");
+  await row.first().waitFor({ state: "detached", timeout: 30_000 });
+});
+
+step("type an unfinished example: no error; finish it: the diagnostic settles", 90_000, async () => {
+  await focusAgentEditor();
+  await page.keyboard.press("Control+End");
+  // Delete the closing fence, then type a new example at the end.
+  for (let i = 0; i < 4; i += 1) {
+    await page.keyboard.press("Backspace");
+  }
+  await page.keyboard.type("\n\n- id: late\n  input: The app crashed again.\n  assert:\n    - contains: bu", { delay: 10 });
+  await palette("View: Focus Problems");
+  const still = page.locator(".markers-panel .monaco-list-row", { hasText: "still being written" });
+  await still.first().waitFor({ timeout: 30_000 });
+  // Unfinished is Information, never an Error.
+  assert.equal(await page.locator(".markers-panel .monaco-list-row .codicon-error").count(), 0, "an unfinished example shows an error");
+  await shot("unfinished-is-information");
+  await focusAgentEditor();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("g\n```\n", { delay: 10 });
+  await still.first().waitFor({ state: "detached", timeout: 30_000 });
+  assert.equal(await page.locator(".markers-panel .monaco-list-row .codicon-error").count(), 0, "the finished example shows an error");
+  // The new example gets its lens once the text settles.
+  const runs = page.locator(".codelens-decoration a", { hasText: "▶ Run example" });
+  await page.keyboard.press("Control+Home");
+  await countSettles(runs, 4, 30_000);
+  assert.equal(await runs.count(), 4, "the finished example has its ▶ Run example lens");
+});
