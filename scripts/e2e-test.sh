@@ -31,7 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-mkdir -p "$TMP/home" "$TMP/config" "$TMP/data" "$TMP/tmp" "$TMP/user-data/User" "$TMP/extensions" "$ARTIFACTS"
+mkdir -p "$TMP/scratch" "$TMP/home" "$TMP/config" "$TMP/data" "$TMP/tmp" "$TMP/user-data/User" "$TMP/user-data/Machine" "$TMP/extensions" "$ARTIFACTS"
 # kmx refuses a state folder anyone else can open: create it private.
 mkdir -m 700 "$TMP/kmx-home"
 cp -r testdata/e2e-workspace "$TMP/workspace"
@@ -61,6 +61,9 @@ cat > "$TMP/user-data/User/settings.json" <<'JSON'
   "kmx.model": ""
 }
 JSON
+# kmx.sidecarPath is machine-scoped (a workspace must not choose what runs):
+# in code-server such settings live in the Machine settings file.
+echo '{}' > "$TMP/user-data/Machine/settings.json"
 PORT="$("$NODE24" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 
 export HOME="$TMP/home" XDG_CONFIG_HOME="$TMP/config" XDG_DATA_HOME="$TMP/data" TMPDIR="$TMP/tmp" KMX_HOME="$TMP/kmx-home"
@@ -83,5 +86,7 @@ KMX_E2E_URL="http://127.0.0.1:$PORT/?folder=$TMP/workspace" \
 KMX_E2E_ARTIFACTS="$ARTIFACTS" \
 KMX_E2E_WORKSPACE="$TMP/workspace" \
 KMX_E2E_BROWSER_HOME="$TMP/browser" \
+KMX_E2E_MACHINE_SETTINGS="$TMP/user-data/Machine/settings.json" \
+KMX_E2E_SCRATCH="$TMP/scratch" \
 NODE_PATH="$CACHE_DIR/cs/node_modules" \
   "$NODE24" extension/test/e2e/vscode.e2e.cjs

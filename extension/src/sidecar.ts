@@ -61,7 +61,8 @@ export class Sidecar implements vscode.Disposable {
       this.readyEmitter,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration("kmx.sidecarPath")) {
-          void this.restart();
+          // start() already told the user what is wrong; keep the log line.
+          this.restart().catch((err: unknown) => this.log.appendLine(`restart after kmx.sidecarPath changed: ${String(err)}`));
         } else if (e.affectsConfiguration("kmx") && this.client?.isRunning() === true) {
           void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kmx: readSettings() } });
         }
