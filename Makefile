@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build demo test test-fast test-go lint vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench fuzz fuzz-reply clean
+.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package node_modules lint vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench fuzz fuzz-reply clean
 
 all: build
 
@@ -27,10 +27,11 @@ build:
 demo: build
 	@bash scripts/demo.sh $(KMX)
 
-## test: everything CI checks. Installs what it needs by name.
-test: tools lint test-go
+## test: everything CI checks, the real-VS-Code test included. Installs what it needs by name.
+test: tools lint test-go test-ext-unit test-e2e
 
-test-fast: lint test-go
+## test-fast: everything but the real-VS-Code test, for the inner loop.
+test-fast: lint test-go test-ext-unit
 
 test-go:
 	$(GO) test -count=1 ./...
@@ -55,6 +56,23 @@ staticcheck: $(TOOLS)/staticcheck
 ## proto: regenerate the committed gRPC code from shared/proto.
 proto: tools
 	@bash scripts/genproto.sh sidecar/internal/sessions/sessionspb
+
+node_modules: package.json package-lock.json
+	npm ci --loglevel=error
+	@touch node_modules
+
+## test-ext-unit: type-check the extension and run its unit tests (node --test).
+test-ext-unit: node_modules
+	npm run -s typecheck
+	npm run -s test:unit
+
+## test-e2e: the extension in a real VS Code (code-server + Chromium); screenshots in out/e2e/.
+test-e2e: node_modules
+	bash scripts/e2e-test.sh
+
+## package: the sidecar for linux, darwin and windows on x64 and arm64, one .vsix per target in dist/.
+package: node_modules
+	bash scripts/package.sh
 
 ## protocol: regenerate the editor's TypeScript contract (shared/protocol) from the Go types.
 protocol:

@@ -7,9 +7,7 @@ import { type Inspection, type KmxRequests, Methods, type ReportResult, type Run
 import { replayHtml } from "./replayHtml";
 import type { Sidecar } from "./sidecar";
 
-// The generated Methods constant does not list kmx/inspect yet; the key is
-// still checked against the generated request map.
-const inspectMethod = "kmx/inspect" satisfies keyof KmxRequests;
+const inspectMethod = Methods.Inspect satisfies keyof KmxRequests;
 
 export class ReplayPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;

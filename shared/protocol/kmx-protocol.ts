@@ -20,6 +20,8 @@ export const Commands = {
   ListRuns: "kmx.listRuns",
   /** ClearJournalsParams → ClearJournalsResult */
   ClearJournals: "kmx.clearJournals",
+  /** InspectParams → InspectResult */
+  InspectRun: "kmx.inspectRun",
 } as const;
 
 /** Custom request methods. */
@@ -30,6 +32,7 @@ export const Methods = {
   Explain: "kmx/explain",
   ListRuns: "kmx/listRuns",
   ClearJournals: "kmx/clearJournals",
+  Inspect: "kmx/inspect",
 } as const;
 
 /** value.outcome of the $/progress end notification. */

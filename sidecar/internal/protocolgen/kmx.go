@@ -26,6 +26,7 @@ func KMX() Spec {
 				{Name: "Explain", Value: lsp.CommandExplain, Doc: "ExplainParams → ExplainResult"},
 				{Name: "ListRuns", Value: lsp.CommandListRuns, Doc: "DocumentParams → ListRunsResult"},
 				{Name: "ClearJournals", Value: lsp.CommandClearJournals, Doc: "ClearJournalsParams → ClearJournalsResult"},
+				{Name: "InspectRun", Value: lsp.CommandInspectRun, Doc: "InspectParams → InspectResult"},
 			}},
 			{Name: "Methods", Doc: "Custom request methods.", Entries: []Const{
 				{Name: "Examples", Value: lsp.MethodExamples},
@@ -34,6 +35,7 @@ func KMX() Spec {
 				{Name: "Explain", Value: lsp.MethodExplain},
 				{Name: "ListRuns", Value: lsp.MethodListRuns},
 				{Name: "ClearJournals", Value: lsp.MethodClearJournals},
+				{Name: "Inspect", Value: lsp.MethodInspect},
 			}},
 			{Name: "ProgressOutcomes", Doc: "value.outcome of the $/progress end notification.", Entries: []Const{
 				{Name: "Completed", Value: lsp.OutcomeCompleted},

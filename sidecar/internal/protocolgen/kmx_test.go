@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kmxdev/kmx/sidecar/internal/lsp"
+
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
@@ -24,5 +26,30 @@ func TestKMXProtocolIsCurrent(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s is stale; run: go run ./sidecar/cmd/kmx-protocolgen", KMXPath)
+	}
+}
+
+// TestKMXNamesEveryCommandAndMethod: the generated constant groups list
+// every command and custom method the server's contract declares, so a new
+// one cannot reach the request map without a named constant.
+func TestKMXNamesEveryCommandAndMethod(t *testing.T) {
+	groups := map[string]map[string]bool{}
+	for _, g := range KMX().Groups {
+		groups[g.Name] = map[string]bool{}
+		for _, e := range g.Entries {
+			if v, ok := e.Value.(string); ok {
+				groups[g.Name][v] = true
+			}
+		}
+	}
+	for id := range lsp.Commands() {
+		if !groups["Commands"][id] {
+			t.Errorf("command %s is not in the generated Commands", id)
+		}
+	}
+	for _, m := range lsp.Methods() {
+		if !groups["Methods"][m.Method] {
+			t.Errorf("method %s is not in the generated Methods", m.Method)
+		}
 	}
 }
