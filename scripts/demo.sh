@@ -21,5 +21,9 @@ step kmx test testdata/demo/support-triage.agent.md
 code=$?
 [ "$code" = 1 ] || { echo "demo: support-triage should fail one example (exit 1), got exit $code"; exit 1; }
 
+step kmx test explain --file testdata/demo/support-triage.agent.md
+"$kmx" test explain --file testdata/demo/support-triage.agent.md || { echo "demo: explain should show the retained failure"; exit 1; }
+
 printf '\nThe demo passed: one file passes, one example fails on purpose (exit 1).\n'
-printf 'Journals are kept under $KMX_HOME (or your config folder)/local-preview/journals.\n'
+printf 'Journals are kept under $KMX_HOME (or your config folder)/local-preview/journals:\n'
+printf 'kmx journal list, kmx journal inspect RUN (a replay with zero model calls), kmx journal clear.\n'
