@@ -31,7 +31,7 @@ function report(over: Partial<Report>): Report {
 const failing = ex({
   id: "billing",
   verdict: "fail",
-  message: "1 of 1 assertions failed (#0)",
+  message: "1 of 1 assertions failed (#1)",
   deciding: 0,
   decidingRange: rng(20),
   assertions: [{ index: 0, type: "contains", outcome: "fail", expected: "billing", actual: "bug", message: "the answer does not contain the expected text" }],

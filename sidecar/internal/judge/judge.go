@@ -276,10 +276,10 @@ func Verdict(results []AssertionResult) ExampleVerdict {
 		switch r.Outcome {
 		case Pass:
 		case Fail:
-			failed = append(failed, "#"+strconv.Itoa(r.Index))
+			failed = append(failed, "#"+strconv.Itoa(r.Index+1))
 		default:
 			// Anything that is not an explicit pass or fail is doubt.
-			unknown = append(unknown, "#"+strconv.Itoa(r.Index))
+			unknown = append(unknown, "#"+strconv.Itoa(r.Index+1))
 		}
 	}
 	switch {

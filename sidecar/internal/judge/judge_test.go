@@ -318,10 +318,10 @@ func TestVerdict(t *testing.T) {
 	}{
 		{"no assertions", nil, Unknown, "add an assert list"},
 		{"all pass", res(Pass, Pass), Pass, "all 2 assertions passed"},
-		{"fail beats unknown", res(Pass, Unknown, Fail), Fail, "1 of 3 assertions failed (#2)"},
-		{"unknown beats pass", res(Pass, Unknown), Unknown, "1 of 2 could not be decided (#1)"},
-		{"empty outcome is not a pass", res(Pass, ""), Unknown, "(#1)"},
-		{"refused is not a pass", res(Refused), Unknown, "(#0)"},
+		{"fail beats unknown", res(Pass, Unknown, Fail), Fail, "1 of 3 assertions failed (#3)"},
+		{"unknown beats pass", res(Pass, Unknown), Unknown, "1 of 2 could not be decided (#2)"},
+		{"empty outcome is not a pass", res(Pass, ""), Unknown, "(#2)"},
+		{"refused is not a pass", res(Refused), Unknown, "(#1)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
