@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
@@ -76,73 +72,6 @@ func TestRouteFlagRefusals(t *testing.T) {
 	}
 }
 
-// mockLLMBinary installs (or reuses) the third-party OpenAI-compatible mock
-// server @dwmkerr/mock-llm through scripts/mock-openai.sh. It skips only
-// when CI is unset and npm is missing; under CI=true it fails instead.
-func mockLLMBinary(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("npm"); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("npm is not installed and CI is unset: skipping the third-party mock server test (install npm to run it)")
-		}
-		t.Fatalf("CI is set but npm is not installed: the end-to-end test against the mock server must run")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join("..", "..", "..", "scripts", "mock-openai.sh"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("scripts/mock-openai.sh: %v\n%s", err, stderr.String())
-	}
-	bin := strings.TrimSpace(string(out))
-	if bin == "" {
-		t.Fatal("scripts/mock-openai.sh printed no binary path")
-	}
-	return bin
-}
-
-// startMockLLM runs the mock server on a free port of 127.0.0.1 with its
-// default rules (echo the last user message, name the requested model) from
-// an empty folder, and stops it when the test ends.
-func startMockLLM(t *testing.T, bin string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", fmt.Sprintf("PORT=%d", port))
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start mock server: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base + "/v1"
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mock server did not become healthy within 30s; its output:\n%s", logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestKmxTestAgainstThirdPartyServer runs kmx test through the CLI against
 // an OpenAI-compatible server nobody on this project wrote, installed by
 // name from the npm registry and started on 127.0.0.1. The server echoes
@@ -151,7 +80,7 @@ func startMockLLM(t *testing.T, bin string) string {
 // pastes input into JSON unescaped), so llmJudge is unknown and later
 // sends are aborted, never a pass.
 func TestKmxTestAgainstThirdPartyServer(t *testing.T) {
-	endpoint := startMockLLM(t, mockLLMBinary(t))
+	endpoint := testutil.MockOpenAI(t) + "/v1"
 	file := writeAgent(t, "---\nname: mock-e2e\n---\nReply with the input.\n\n## Examples\n\n```yaml\n"+
 		"- id: greets\n  input: hello there\n  assert:\n    - contains: hello there\n"+
 		"- id: misses\n  input: good morning\n  assert:\n    - contains: good night\n"+

@@ -3,12 +3,7 @@ package route
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,86 +11,10 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
-// mockOpenAIBinary installs (or reuses) the third-party mock server through
-// scripts/mock-openai.sh and returns its executable. It skips only when CI is
-// unset and npm is missing; under CI=true a missing npm fails the test.
-func mockOpenAIBinary(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("npm"); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("npm is not installed and CI is unset: skipping the third-party mock server test (install npm to run it)")
-		}
-		t.Fatalf("CI is set but npm is not installed: the end-to-end test against the mock server must run")
-	}
-	root := testutil.ModuleRoot(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "mock-openai.sh"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("scripts/mock-openai.sh: %v\n%s", err, stderr.String())
-	}
-	bin := strings.TrimSpace(string(out))
-	if bin == "" {
-		t.Fatalf("scripts/mock-openai.sh printed no binary path")
-	}
-	return bin
-}
-
-// freeLoopbackPort asks the kernel for an unused port on 127.0.0.1.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startMockOpenAI runs the mock server on 127.0.0.1 with its default rules
-// (echo the last user message and the requested model) and stops it when
-// the test ends.
-func startMockOpenAI(t *testing.T, bin string) string {
-	t.Helper()
-	port := freeLoopbackPort(t)
-	cmd := exec.Command(bin)
-	// An empty working directory: the server reads mock-llm.yaml from there,
-	// so it runs on its own default rules, not on anything of ours.
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", fmt.Sprintf("PORT=%d", port))
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start mock server: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mock server did not become healthy within 30s; its output:\n%s", logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestMockOpenAIServer sends real requests through the compatible route to
 // an OpenAI-compatible server nobody on this project wrote.
 func TestMockOpenAIServer(t *testing.T) {
-	base := startMockOpenAI(t, mockOpenAIBinary(t))
+	base := testutil.MockOpenAI(t)
 	tests := []struct {
 		name, model, input string
 		wantStatus         int // 0: accepted, the answer echoes the input
