@@ -137,7 +137,7 @@ func removeFamily(dir string, f *family, bulk bool) error {
 		return err
 	}
 	if lock != nil && bulk {
-		if _, err := os.Lstat(base + ".db"); errors.Is(err, fs.ErrNotExist) && f.young() {
+		if _, err := os.Lstat(base + ".db"); errors.Is(err, fs.ErrNotExist) && f.starting() {
 			_ = unlockFile(lock)
 			_ = lock.Close()
 			return &RunningError{RunIDs: []string{f.id}}

@@ -183,6 +183,9 @@ type Journal struct {
 	haveHead bool
 	// chain is the prefix of the chain verified from disk so far.
 	chain chainState
+	// createdDB: Create renamed the database into place (so a failed Create
+	// removes it).
+	createdDB bool
 }
 
 // Dir is where the journals of the state folder stateRoot live.
@@ -239,22 +242,24 @@ func Create(ctx context.Context, dir string, meta RunMeta) (*Journal, error) {
 	}
 	// A companion that exists before the database does was not made by
 	// SQLite for this run; opening it could adopt foreign content.
-	for _, c := range []string{"-wal", "-shm", "-journal"} {
+	for _, c := range []string{"", "-wal", "-shm", "-journal", "-init", "-init-journal"} {
 		if _, err := os.Lstat(j.dbPath + c); !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("create journal %s: %s%s already exists; move it aside", id, j.dbPath, c)
 		}
 	}
-	f, err := state.CreatePrivateFile(j.dbPath)
-	if err != nil {
+	// The schema is built under R.db-init and renamed into place, so R.db
+	// exists only as a complete, openable journal: a run killed before the
+	// rename leaves R.db-init, which List shows as partial and Clear and
+	// retention remove.
+	if err := createSchema(ctx, j.dbPath+"-init", j.meta, j.id); err != nil {
 		return nil, fmt.Errorf("create journal %s: %w", id, err)
 	}
-	if err := f.Close(); err != nil {
+	if err := os.Rename(j.dbPath+"-init", j.dbPath); err != nil {
+		_ = os.Remove(j.dbPath + "-init")
 		return nil, fmt.Errorf("create journal %s: %w", id, err)
 	}
+	j.createdDB = true
 	if j.db, err = openDB(j.dbPath, false); err != nil {
-		return nil, fmt.Errorf("create journal %s: %w", id, err)
-	}
-	if err := j.initSchema(ctx); err != nil {
 		return nil, fmt.Errorf("create journal %s: %w", id, err)
 	}
 	// SQLite gives -wal and -shm the database's mode; check rather than trust.
@@ -271,6 +276,36 @@ func Create(ctx context.Context, dir string, meta RunMeta) (*Journal, error) {
 	j.haveHead = true
 	ok = true
 	return j, nil
+}
+
+// createSchema creates the private database file path and writes the schema
+// and meta in one rollback-journal transaction, then closes it. Create
+// renames the result into place.
+func createSchema(ctx context.Context, path string, meta RunMeta, id string) (err error) {
+	f, err := state.CreatePrivateFile(path)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(path + "-journal")
+			_ = os.Remove(path)
+		}
+	}()
+	db, err := openInitDB(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("write schema: %w", cerr)
+		}
+	}()
+	j := &Journal{id: id, meta: meta, db: db}
+	return j.initSchema(ctx)
 }
 
 func (j *Journal) initSchema(ctx context.Context) error {
@@ -318,6 +353,27 @@ func (j *Journal) initSchema(ctx context.Context) error {
 	return nil
 }
 
+// openInitDB opens the new, empty database Create builds the schema in,
+// with the journal's page size and a rollback journal (WAL is switched on
+// when the finished file is opened under its own name).
+func openInitDB(path string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Set("mode", "rw")
+	q.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
+	q.Set("_journal_mode", "DELETE")
+	q.Set("_synchronous", "NORMAL")
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive path: file:///C:/...
+	}
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}).String())
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
 // openDB opens an existing database file (mode=rw never creates one) on a
 // single connection, so the pragmas below hold for every statement and the
 // chain is written in one order.
@@ -361,6 +417,10 @@ func (j *Journal) abandon() {
 	}
 	if j.db != nil {
 		_ = j.db.Close()
+	}
+	// Only files this Create made: the database exists under its own name
+	// only after the rename (createSchema cleans up after itself before).
+	if j.createdDB {
 		for _, c := range []string{"-wal", "-shm", "-journal"} {
 			_ = os.Remove(j.dbPath + c)
 		}

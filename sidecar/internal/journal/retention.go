@@ -41,9 +41,11 @@ const (
 // its lock, so only a process that died in between leaves one older.
 const startGrace = time.Minute
 
-// The file family of run R is R.db, its SQLite companions and R.lock. No
-// other name is ever read or removed.
-var familySuffixes = [...]string{".db-journal", ".db-wal", ".db-shm", ".db", ".lock"}
+// The file family of run R is R.db, its SQLite companions, R.lock, and the
+// R.db-init database (with its rollback journal) that Create builds the
+// schema in before renaming it to R.db. No other name is ever read or
+// removed.
+var familySuffixes = [...]string{".db-init-journal", ".db-init", ".db-journal", ".db-wal", ".db-shm", ".db", ".lock"}
 
 // RunInfo describes one run in a journal folder, from its files and its
 // meta only: List never verifies a hash chain.
@@ -257,7 +259,15 @@ func (f *family) running(dir string) (bool, error) {
 	if err != nil || held {
 		return held, err
 	}
-	return !f.has(".db") && f.young(), nil
+	return f.starting(), nil
+}
+
+// starting reports whether a family whose lock is not held may still be a
+// run that is starting: a lock file with no database yet, younger than
+// startGrace. A schema under construction (R.db-init) is made only after
+// the lock is held, so with one present an unheld lock means the run died.
+func (f *family) starting() bool {
+	return !f.has(".db") && !f.has(".db-init") && f.young()
 }
 
 // young reports whether the run started less than startGrace ago: a lock
