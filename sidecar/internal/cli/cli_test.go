@@ -153,3 +153,18 @@ func TestJUnitNeverPassesUnknown(t *testing.T) {
 		t.Errorf("bad: %+v", c)
 	}
 }
+
+// TestRefusalPrintsNothingOnStdout: a refused run prints only the refusal
+// (on stderr), not a header naming the file as if it had started.
+func TestRefusalPrintsNothingOnStdout(t *testing.T) {
+	h := home(t)
+	for _, args := range [][]string{
+		{"test", demoFile("release-notes.agent.md"), "--model", "llama3"},
+		{"run", demoFile("release-notes.agent.md"), "--example", "nope"},
+	} {
+		r := kmx(t, h, args...)
+		if r.code != ExitRefusal || r.stdout != "" || !strings.Contains(r.stderr, "next: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}

@@ -134,3 +134,18 @@ func readSmallFile(path string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// onceHeader returns a func that prints the command's header line the first
+// time it is called. It is called with the first result, after every
+// refusal check has passed: a refused invocation prints only the refusal,
+// and a path the runner withholds (it holds the endpoint credential) is
+// never printed.
+func onceHeader(env Env, cmd, path string) func() {
+	printed := false
+	return func() {
+		if !printed {
+			printed = true
+			fmt.Fprintf(env.Stdout, "kmx %s %s (%s)\n", cmd, path, localpreview.Label)
+		}
+	}
+}

@@ -49,8 +49,8 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	}
 	opts := runOptions(env, rf)
 	if !asJSON {
-		fmt.Fprintf(env.Stdout, "kmx run %s (%s)\n", path, localpreview.Label)
-		opts.OnExample = func(ex localpreview.ExampleResult) { printAnswer(env.Stdout, ex) }
+		header := onceHeader(env, "run", path)
+		opts.OnExample = func(ex localpreview.ExampleResult) { header(); printAnswer(env.Stdout, ex) }
 	}
 	rep, runErr := localpreview.Run(ctx, opts, req)
 	if runErr == nil && !asJSON {

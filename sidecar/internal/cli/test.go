@@ -36,8 +36,9 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	}
 	opts := runOptions(env, rf)
 	if !asJSON {
-		fmt.Fprintf(env.Stdout, "kmx test %s (%s)\n", path, localpreview.Label)
+		header := onceHeader(env, "test", path)
 		opts.OnExample = func(ex localpreview.ExampleResult) {
+			header()
 			fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", verdictWord(ex.Verdict), ex.ID, decidingLine(ex))
 		}
 	}
