@@ -3,7 +3,6 @@ package localpreview
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 )
@@ -34,8 +33,7 @@ func AsRefusal(err error) (*Refusal, bool) {
 func fileRefusal(path string, res agentfile.Result) *Refusal {
 	var blocking []agentfile.Diagnostic
 	for _, d := range res.Diagnostics {
-		if d.Severity == agentfile.SeverityError ||
-			(res.State == agentfile.Unfinished && d.Severity == agentfile.SeverityInformation && strings.HasPrefix(d.Message, "still being written")) {
+		if d.Severity == agentfile.SeverityError || (res.State == agentfile.Unfinished && d.Code == agentfile.CodeUnfinished) {
 			blocking = append(blocking, d)
 		}
 	}
