@@ -1,6 +1,7 @@
 // Package route owns the model routes kmx can send a request on (the
-// deterministic fake model now; OpenAI-compatible endpoints and the editor's
-// models later) and the one interface the harness calls them through.
+// deterministic fake model and OpenAI-compatible endpoints with strict reply
+// checks; the editor's models are not built yet) and the one interface the
+// harness calls them through.
 //
 // A route never retries, never falls back to another model and never
 // rewrites what it was asked to reach. Errors name the class of problem only:
