@@ -9,17 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
-
-func umask0(t *testing.T) {
-	old := syscall.Umask(0)
-	t.Cleanup(func() { syscall.Umask(old) })
-}
 
 func perm(t *testing.T, p string) fs.FileMode {
 	t.Helper()
@@ -34,7 +30,7 @@ func perm(t *testing.T, p string) fs.FileMode {
 // family, including the -wal and -shm SQLite makes itself, must be private
 // because kmx made it so.
 func TestJournalFamilyIsPrivate(t *testing.T) {
-	umask0(t)
+	testutil.Umask0(t)
 	root := filepath.Join(t.TempDir(), "state")
 	dir, err := journal.EnsureDir(root)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 )
 
@@ -70,19 +72,6 @@ func touch(t *testing.T, p string, mode os.FileMode) {
 	}
 }
 
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
 func TestListReportsEveryStatusAndNothingElse(t *testing.T) {
 	dir := privateDir(t)
 	writeStrays(t, dir)
@@ -108,7 +97,7 @@ func TestListReportsEveryStatusAndNothingElse(t *testing.T) {
 	young := time.Now().UTC().Format("20060102T150405.000000000Z") + "-00000004"
 	touch(t, filepath.Join(dir, young+".lock"), 0o600)
 
-	before := dirNames(t, dir)
+	before := testutil.DirNames(t, dir)
 	runs, err := journal.List(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +129,7 @@ func TestListReportsEveryStatusAndNothingElse(t *testing.T) {
 		}
 	}
 	// Listing reads meta only: it leaves no new file behind.
-	if after := dirNames(t, dir); !slices.Equal(before, after) {
+	if after := testutil.DirNames(t, dir); !slices.Equal(before, after) {
 		t.Errorf("List changed the folder:\nbefore %v\nafter  %v", before, after)
 	}
 	checkStrays(t, dir)
@@ -295,7 +284,7 @@ func TestRetainNeverDeletesARunLockedByAnotherProcess(t *testing.T) {
 func familyFiles(t *testing.T, dir, id string) []string {
 	t.Helper()
 	var out []string
-	for _, n := range dirNames(t, dir) {
+	for _, n := range testutil.DirNames(t, dir) {
 		if strings.HasPrefix(n, id) {
 			out = append(out, n)
 		}

@@ -3,8 +3,9 @@ package localpreview
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // BenchmarkTestCompatible measures Test through the runner on the
@@ -17,7 +18,7 @@ func BenchmarkTestCompatible(b *testing.B) {
 	for _, n := range []int{1, 2000} {
 		src := generatedAgent(n)
 		b.Run(fmt.Sprintf("examples=%d", n), func(b *testing.B) {
-			home := privateHomeB(b)
+			home := testutil.PrivateDir(b)
 			opts := Options{StateDir: home, Model: "kmx-bench-model", Endpoint: srv.base()}
 			req := Request{Path: "generated.agent.md", Source: src}
 			for b.Loop() {
@@ -29,13 +30,4 @@ func BenchmarkTestCompatible(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n)/1e6, "ms/example")
 		})
 	}
-}
-
-func privateHomeB(b *testing.B) string {
-	b.Helper()
-	dir := b.TempDir() + "/kmx"
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	return dir
 }

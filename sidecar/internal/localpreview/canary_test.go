@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 )
 
@@ -62,7 +64,7 @@ func TestCanaryCredentialAppearsNowhere(t *testing.T) {
 		walSeen   int
 		liveLeaks []string
 	)
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	srv := newChatServer(t, true, func(c chatCall) chatReply {
 		mu.Lock()
 		defer mu.Unlock()

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 )
@@ -186,7 +188,7 @@ func TestCompatibleTestOneRequestPerExample(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newChatServer(t, tc.tls, echo)
 			key := testCredential(t)
-			home := privateHome(t)
+			home := testutil.PrivateDir(t)
 			opts := Options{StateDir: home, Endpoint: srv.base(), KeyEnv: tc.keyEnv, HTTPClient: srv.client(), Getenv: envOf(map[string]string{"KMX_TEST_KEY": key})}
 			rep, err := Test(context.Background(), opts, agentRequest(t, compatAgent))
 			if err != nil {
@@ -238,7 +240,7 @@ func TestCompatibleRunShowsTheAnswer(t *testing.T) {
 	input := "a question typed by hand"
 	req := agentRequest(t, compatAgent)
 	req.Input = &input
-	rep, err := Run(context.Background(), Options{StateDir: privateHome(t), Endpoint: srv.base()}, req)
+	rep, err := Run(context.Background(), Options{StateDir: testutil.PrivateDir(t), Endpoint: srv.base()}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +386,7 @@ func TestCompatibleReplyCorpusThroughRunner(t *testing.T) {
 				}
 				return chatReply{body: okBody(c.Model, "second answer")}
 			})
-			home := privateHome(t)
+			home := testutil.PrivateDir(t)
 			rep, err := Test(context.Background(), Options{StateDir: home, Endpoint: srv.base()}, agentRequest(t, agent))
 			if err != nil {
 				t.Fatalf("Test: %v", err)
@@ -470,7 +472,7 @@ func TestCompatibleRefusedBodiesLeaveNoTrace(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newChatServer(t, true, tc.reply)
-			home := privateHome(t)
+			home := testutil.PrivateDir(t)
 			opts := Options{StateDir: home, Endpoint: srv.base(), KeyEnv: "KMX_TEST_KEY", HTTPClient: srv.client(), Getenv: envOf(map[string]string{"KMX_TEST_KEY": key})}
 			rep, err := Test(context.Background(), opts, agentRequest(t, compatAgent))
 			if err != nil {
@@ -572,7 +574,7 @@ func TestCompatibleJudgeOnRealRoute(t *testing.T) {
 				}
 				return echo(c)
 			})
-			home := privateHome(t)
+			home := testutil.PrivateDir(t)
 			rep, err := Test(context.Background(), Options{StateDir: home, Endpoint: srv.base()}, agentRequest(t, judgedAgent("judge-m")))
 			if err != nil {
 				t.Fatalf("Test: %v", err)
@@ -649,7 +651,7 @@ func TestCompatibleJudgeDefaultsToTheAgentModel(t *testing.T) {
 		}
 		return echo(c)
 	})
-	rep, err := Test(context.Background(), Options{StateDir: privateHome(t), Endpoint: srv.base()}, agentRequest(t, judgedAgent("")))
+	rep, err := Test(context.Background(), Options{StateDir: testutil.PrivateDir(t), Endpoint: srv.base()}, agentRequest(t, judgedAgent("")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -689,7 +691,7 @@ func TestCompatibleJudgeEndpointIsSeparate(t *testing.T) {
 	}
 	body := strings.Replace(judgedAgent("judge-m"), "- id: after\n  input: later question\n  assert:\n    - contains: later\n",
 		"- id: after\n  input: later question\n  assert:\n    - contains: later\n    - llmJudge:\n        rubric: Mentions `later`\n", 1)
-	opts := Options{StateDir: privateHome(t), Endpoint: agentSrv.base(), KeyEnv: "AGENT_KEY", JudgeEndpoint: judgeSrv.base(), JudgeKeyEnv: "JUDGE_KEY", HTTPClient: client, Getenv: getenv}
+	opts := Options{StateDir: testutil.PrivateDir(t), Endpoint: agentSrv.base(), KeyEnv: "AGENT_KEY", JudgeEndpoint: judgeSrv.base(), JudgeKeyEnv: "JUDGE_KEY", HTTPClient: client, Getenv: getenv}
 	rep, err := Test(context.Background(), opts, agentRequest(t, body))
 	if err != nil {
 		t.Fatal(err)
@@ -738,7 +740,7 @@ func TestCompatibleCredentialReadOncePerInvocation(t *testing.T) {
 		return ""
 	}
 	body := strings.Replace(judgedAgent("judge-m"), "    - contains: later\n", "    - contains: later\n    - llmJudge:\n        rubric: Mentions `later`\n", 1)
-	rep, err := Test(context.Background(), Options{StateDir: privateHome(t), Endpoint: srv.base(), KeyEnv: "KMX_TEST_KEY", HTTPClient: srv.client(), Getenv: getenv}, agentRequest(t, body))
+	rep, err := Test(context.Background(), Options{StateDir: testutil.PrivateDir(t), Endpoint: srv.base(), KeyEnv: "KMX_TEST_KEY", HTTPClient: srv.client(), Getenv: getenv}, agentRequest(t, body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -797,7 +799,7 @@ func TestCompatibleRefusalsBeforeAnything(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			home := privateHome(t)
+			home := testutil.PrivateDir(t)
 			tc.opts.StateDir, tc.opts.Getenv, tc.opts.HTTPClient = home, env, srv.client()
 			req := agentRequest(t, tc.body)
 			req.Input = tc.input

@@ -10,31 +10,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/journal/journaltest"
 )
 
-func dirEntries(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
 func TestInspectReplaysEveryCompleteTurnWithZeroModelCalls(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	rep, err := Test(context.Background(), Options{StateDir: home}, demo(t, "release-notes.agent.md"))
 	if err != nil || rep.Verdict != VerdictPass {
 		t.Fatalf("test: %v %+v", err, rep)
 	}
 	dir := journal.Dir(home)
-	before := dirEntries(t, dir)
+	before := testutil.DirNames(t, dir)
 	in, err := Inspect(context.Background(), dir, rep.RunID)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +69,7 @@ func TestInspectReplaysEveryCompleteTurnWithZeroModelCalls(t *testing.T) {
 		t.Errorf("reasoning shown after HideReasoning: %s", b)
 	}
 	// Inspection changes nothing in the folder and sends nothing.
-	if after := dirEntries(t, dir); !slices.Equal(before, after) {
+	if after := testutil.DirNames(t, dir); !slices.Equal(before, after) {
 		t.Errorf("Inspect changed the journal folder: %v -> %v", before, after)
 	}
 }
@@ -89,7 +78,7 @@ func TestInspectReplaysEveryCompleteTurnWithZeroModelCalls(t *testing.T) {
 // crash, a failure and a cancellation leave, plus a completed terminal
 // without its model records: none may replay, show an answer or verify.
 func TestInspectKeepsUnfinishedTurnsUnfinished(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	dir, err := journal.EnsureDir(home)
 	if err != nil {
 		t.Fatal(err)
@@ -207,13 +196,13 @@ func TestInspectRefusesWithFixedText(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			home := privateHome(t)
+			home := testutil.PrivateDir(t)
 			dir, id := c.setup(t, home)
 			var before []string
 			_, statErr := os.Stat(dir)
 			existed := statErr == nil
 			if existed {
-				before = dirEntries(t, dir)
+				before = testutil.DirNames(t, dir)
 			}
 			in, err := Inspect(context.Background(), dir, id)
 			r, ok := AsRefusal(err)
@@ -230,7 +219,7 @@ func TestInspectRefusesWithFixedText(t *testing.T) {
 				if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("Inspect created %s: %v", dir, err)
 				}
-			} else if after := dirEntries(t, dir); !slices.Equal(before, after) && c.name != "not a journal" {
+			} else if after := testutil.DirNames(t, dir); !slices.Equal(before, after) && c.name != "not a journal" {
 				t.Errorf("Inspect changed the folder: %v -> %v", before, after)
 			}
 		})
@@ -238,7 +227,7 @@ func TestInspectRefusesWithFixedText(t *testing.T) {
 }
 
 func TestInspectHonoursTheContext(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	rep, err := Test(context.Background(), Options{StateDir: home}, demo(t, "release-notes.agent.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +243,7 @@ func TestInspectHonoursTheContext(t *testing.T) {
 // starts with 24 older runs in the folder leaves the newest 20, itself
 // included, and never an executing one.
 func TestANewRunKeepsTheNewest20(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	dir, err := journal.EnsureDir(home)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // TestLiveCompatibleModel runs Run and Test against a real OpenAI-compatible
@@ -26,7 +28,7 @@ func TestLiveCompatibleModel(t *testing.T) {
 		t.Skip("live test not configured: set KMX_LOCAL_PREVIEW_LIVE_BASE_URL (e.g. http://127.0.0.1:11434/v1) and KMX_LOCAL_PREVIEW_LIVE_MODEL (an installed model); optionally KMX_LOCAL_PREVIEW_LIVE_KEY_ENV=<variable name> for an HTTPS endpoint")
 	}
 	opts := Options{
-		StateDir:        privateHome(t),
+		StateDir:        testutil.PrivateDir(t),
 		Getenv:          os.Getenv,
 		Model:           model,
 		Endpoint:        base,

@@ -10,18 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 )
-
-// privateHome returns a private state root for one test.
-func privateHome(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "kmx")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 func demo(t *testing.T, name string) Request {
 	t.Helper()
@@ -68,7 +60,7 @@ func readJournal(t *testing.T, home, runID string) [][]journal.Record {
 }
 
 func TestTestDemoPassesWithJournaledVerifiedTurns(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	rep, err := Test(context.Background(), Options{StateDir: home}, demo(t, "release-notes.agent.md"))
 	if err != nil {
 		t.Fatalf("Test: %v", err)
@@ -111,7 +103,7 @@ func TestTestDemoPassesWithJournaledVerifiedTurns(t *testing.T) {
 }
 
 func TestFailingExampleIsDecidedByItsAssertionAndRetained(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	rep, err := Test(context.Background(), Options{StateDir: home}, demo(t, "support-triage.agent.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +124,7 @@ func TestFailingExampleIsDecidedByItsAssertionAndRetained(t *testing.T) {
 }
 
 func TestEditingInstructionsChangesTheFakeAnswer(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	req := demo(t, "support-triage.agent.md")
 	req.Examples = []string{"billing-question"}
 	req.Source = []byte(strings.Replace(string(req.Source), "Reply with exactly `bug`.", "Reply with exactly `billing`.", 1))
@@ -146,7 +138,7 @@ func TestEditingInstructionsChangesTheFakeAnswer(t *testing.T) {
 }
 
 func TestRunShowsAnswersAndAdHocInput(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	req := demo(t, "release-notes.agent.md")
 	input := "Draft notes for today"
 	req.Input = &input
@@ -161,7 +153,7 @@ func TestRunShowsAnswersAndAdHocInput(t *testing.T) {
 }
 
 func TestJudgeWithoutQuotedPhraseIsUnknownNeverPass(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	req := agentRequest(t, "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: vague\n  input: hi\n  assert:\n    - llmJudge:\n        rubric: The answer is good\n        judgeModel: fake\n```\n")
 	rep, err := Test(context.Background(), Options{StateDir: home, Model: "fake"}, req)
 	if err != nil {
@@ -205,7 +197,7 @@ func TestRefusalsCreateNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			home := privateHome(t)
+			home := testutil.PrivateDir(t)
 			tc.opts.StateDir = home
 			req := agentRequest(t, tc.body)
 			req.Input, req.Examples = tc.input, tc.ids
@@ -285,7 +277,7 @@ func TestOnlyVerifiedJournaledTurnsPass(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := &scriptedExecutor{outcome: tc.out}
-			rep, err := Test(context.Background(), Options{StateDir: privateHome(t), Model: "fake", NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
+			rep, err := Test(context.Background(), Options{StateDir: testutil.PrivateDir(t), Model: "fake", NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +296,7 @@ func TestCancellationStopsInFlightAndLaterSends(t *testing.T) {
 	started := ex.started
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	rep, err := Test(ctx, Options{StateDir: privateHome(t), Model: "fake", NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
+	rep, err := Test(ctx, Options{StateDir: testutil.PrivateDir(t), Model: "fake", NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +315,7 @@ func TestCancellationStopsInFlightAndLaterSends(t *testing.T) {
 
 func TestExampleDeadlineAbortsLaterSends(t *testing.T) {
 	ex := &scriptedExecutor{block: true}
-	rep, err := Test(context.Background(), Options{StateDir: privateHome(t), Model: "fake", ExampleDeadline: 20 * time.Millisecond, NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
+	rep, err := Test(context.Background(), Options{StateDir: testutil.PrivateDir(t), Model: "fake", ExampleDeadline: 20 * time.Millisecond, NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +325,7 @@ func TestExampleDeadlineAbortsLaterSends(t *testing.T) {
 }
 
 func TestUnsafeStateFolderIsRefusedNotRepaired(t *testing.T) {
-	home := privateHome(t)
+	home := testutil.PrivateDir(t)
 	if err := os.Chmod(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +350,7 @@ func TestUnsafeStateFolderIsRefusedNotRepaired(t *testing.T) {
 // configuration (editor settings, MCP startup) does not turn a fake run into
 // a refusal, while the same endpoint given explicitly is refused.
 func TestStandingRoutesKeepFakeOffline(t *testing.T) {
-	opts := Options{StateDir: privateHome(t), Endpoint: "http://127.0.0.1:9/v1", JudgeEndpoint: "http://127.0.0.1:9/v1"}
+	opts := Options{StateDir: testutil.PrivateDir(t), Endpoint: "http://127.0.0.1:9/v1", JudgeEndpoint: "http://127.0.0.1:9/v1"}
 	req := demo(t, "release-notes.agent.md")
 	if _, err := Test(context.Background(), opts, req); err == nil {
 		t.Fatal("an explicit endpoint with the fake model was not refused")

@@ -8,18 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
-
-// withUmask0 runs the test body under umask 0, so any private mode seen is
-// one kmx asked for, not one the umask happened to narrow.
-func withUmask0(t *testing.T) {
-	old := syscall.Umask(0)
-	t.Cleanup(func() { syscall.Umask(old) })
-}
 
 func tempRoot(t *testing.T) string {
 	d := t.TempDir()
@@ -39,7 +33,7 @@ func mode(t *testing.T, p string) fs.FileMode {
 }
 
 func TestEnsurePrivateDirCreatesPrivate(t *testing.T) {
-	withUmask0(t)
+	testutil.Umask0(t)
 	base := tempRoot(t)
 	// The parents of the root (here "user/.config") are the user's: created
 	// if missing, never judged, so a 0755 one is fine.
@@ -173,7 +167,7 @@ func TestEnsurePrivateDirBadArguments(t *testing.T) {
 }
 
 func TestPrivateFiles(t *testing.T) {
-	withUmask0(t)
+	testutil.Umask0(t)
 	dir := tempRoot(t)
 	p := filepath.Join(dir, "run.db")
 	f, err := state.CreatePrivateFile(p)

@@ -73,3 +73,17 @@ func KMX(tb testing.TB) string {
 	}
 	return kmxBuild.path
 }
+
+// DirNames lists the entry names of dir, sorted as os.ReadDir returns them.
+func DirNames(tb testing.TB, dir string) []string {
+	tb.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
