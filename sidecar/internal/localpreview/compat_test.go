@@ -804,17 +804,7 @@ func TestCompatibleRefusalsBeforeAnything(t *testing.T) {
 			req := agentRequest(t, tc.body)
 			req.Input = tc.input
 			before := len(srv.received())
-			var rep *Report
-			var err error
-			if tc.input != nil {
-				rep, err = Run(context.Background(), tc.opts, req)
-			} else {
-				rep, err = Test(context.Background(), tc.opts, req)
-			}
-			r, ok := AsRefusal(err)
-			if !ok {
-				t.Fatalf("err = %v, want a refusal", err)
-			}
+			rep, r := mustRefuse(t, tc.input != nil, tc.opts, req)
 			if !strings.Contains(r.Msg, tc.want) || r.Next == "" {
 				t.Errorf("refusal %q (next %q), want it to say %q", r.Msg, r.Next, tc.want)
 			}

@@ -201,17 +201,7 @@ func TestRefusalsCreateNothing(t *testing.T) {
 			tc.opts.StateDir = home
 			req := agentRequest(t, tc.body)
 			req.Input, req.Examples = tc.input, tc.ids
-			var rep *Report
-			var err error
-			if tc.run {
-				rep, err = Run(context.Background(), tc.opts, req)
-			} else {
-				rep, err = Test(context.Background(), tc.opts, req)
-			}
-			r, ok := AsRefusal(err)
-			if !ok {
-				t.Fatalf("err = %v, want a refusal", err)
-			}
+			rep, r := mustRefuse(t, tc.run, tc.opts, req)
 			if !strings.Contains(r.Msg, tc.wantMsg) || r.Next == "" {
 				t.Errorf("refusal %q (next %q) does not say %q", r.Msg, r.Next, tc.wantMsg)
 			}
@@ -227,6 +217,23 @@ func TestRefusalsCreateNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustRefuse runs Run (run) or Test and requires a refusal.
+func mustRefuse(t *testing.T, run bool, opts Options, req Request) (*Report, *Refusal) {
+	t.Helper()
+	var rep *Report
+	var err error
+	if run {
+		rep, err = Run(context.Background(), opts, req)
+	} else {
+		rep, err = Test(context.Background(), opts, req)
+	}
+	r, ok := AsRefusal(err)
+	if !ok {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	return rep, r
 }
 
 // scriptedExecutor answers every turn with a fixed outcome, or blocks until
