@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 )
@@ -19,7 +20,7 @@ type checkedFile struct {
 }
 
 // runCheck prints each file's diagnostics as `file:line:col: severity CODE
-// message`. Exit 0 without errors, 1 with any error, 2 on usage or an
+// message`. Exit 0 without errors, 1 with any error or unfinished file, 2 on usage or an
 // unreadable file. It never executes anything.
 func runCheck(_ context.Context, env Env, args []string) error {
 	fs := newFlagSet("check")
@@ -41,7 +42,7 @@ func runCheck(_ context.Context, env Env, args []string) error {
 		}
 	}
 	var files []checkedFile
-	errorsFound := 0
+	errorsFound, unfinished := 0, 0
 	for i, p := range paths {
 		res := agentfile.Parse(p, sources[i])
 		f := checkedFile{Path: p, State: res.State.String(), Diagnostics: res.Diagnostics}
@@ -59,6 +60,11 @@ func runCheck(_ context.Context, env Env, args []string) error {
 				fmt.Fprintf(env.Stdout, "%s:%d:%d: %s %s %s\n", p, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message)
 			}
 		}
+		// An unfinished file is Information in the editor (it is being
+		// typed), but in CI it is a file kmx test would refuse: a finding.
+		if res.State == agentfile.Unfinished {
+			unfinished++
+		}
 		if !asJSON && len(res.Diagnostics) == 0 {
 			fmt.Fprintf(env.Stdout, "%s: ok (%s)\n", p, res.State)
 		}
@@ -73,9 +79,16 @@ func runCheck(_ context.Context, env Env, args []string) error {
 			return fmt.Errorf("write diagnostics: %w", err)
 		}
 	}
-	if errorsFound > 0 {
+	if errorsFound > 0 || unfinished > 0 {
 		if !asJSON {
-			fmt.Fprintf(env.Stderr, "kmx check: %s; fix them and check again (docs/diagnostics.md explains each code)\n", plural(errorsFound, "error"))
+			var found []string
+			if errorsFound > 0 {
+				found = append(found, plural(errorsFound, "error"))
+			}
+			if unfinished > 0 {
+				found = append(found, plural(unfinished, "file")+" still being written (cut off inside a construct; kmx test would refuse it)")
+			}
+			fmt.Fprintf(env.Stderr, "kmx check: %s; fix them and check again (docs/diagnostics.md explains each code)\n", strings.Join(found, ", "))
 		}
 		return &FailureError{Msg: "errors found"}
 	}

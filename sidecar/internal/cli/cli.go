@@ -7,6 +7,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -44,6 +45,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
+	if len(args) > 1 && args[0] == "help" {
+		// kmx help test == kmx test --help
+		args = []string{args[1], "--help"}
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(env.Stdout)
 		if len(args) == 0 {
@@ -60,6 +65,11 @@ func Main(ctx context.Context, args []string, env Env) int {
 
 func report(env Env, err error) int {
 	if err == nil {
+		return ExitOK
+	}
+	var help *HelpRequest
+	if errors.As(err, &help) {
+		fmt.Fprint(env.Stdout, help.Text)
 		return ExitOK
 	}
 	if _, ok := err.(*FailureError); !ok {
@@ -86,5 +96,6 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'kmx COMMAND --help' for a command's flags.")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 findings or failures, 2 refusal or usage.")
 }

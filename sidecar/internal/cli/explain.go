@@ -40,7 +40,7 @@ func runTestExplain(_ context.Context, env Env, args []string) error {
 	flags := newFlagSet("test explain")
 	var file string
 	var showContent, clear, asJSON bool
-	flags.StringVar(&file, "file", "", "the agent file whose retained failures to show")
+	flags.StringVar(&file, "file", "", "the agent `FILE` whose retained failures to show")
 	flags.BoolVar(&showContent, "show-content", false, "include answer excerpts (withheld by default)")
 	flags.BoolVar(&clear, "clear", false, "remove this file's retained failures (journals are untouched)")
 	flags.BoolVar(&asJSON, "json", false, "print the versioned JSON explanation")

@@ -38,7 +38,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string, usage string) ([]string,
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, usagef(usage, "kmx %s: help requested", fs.Name())
+				return nil, &HelpRequest{Text: helpText(fs, usage)}
 			}
 			return nil, usagef(usage, "kmx %s: %v", fs.Name(), err)
 		}
@@ -54,21 +54,59 @@ func parseInterspersed(fs *flag.FlagSet, args []string, usage string) ([]string,
 	}
 }
 
+// HelpRequest is -h or --help: not an error, but it ends the command before
+// anything runs. Text is the command's usage with every flag; it goes to
+// stdout and the exit code is 0.
+type HelpRequest struct{ Text string }
+
+func (h *HelpRequest) Error() string { return "help requested" }
+
+// helpText is a command's usage line followed by every flag it takes, in the
+// --name form the usage lines use.
+func helpText(fs *flag.FlagSet, usage string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s\n", usage)
+	first := true
+	fs.VisitAll(func(f *flag.Flag) {
+		if first {
+			b.WriteString("\nFlags:\n")
+			first = false
+		}
+		name, text := flag.UnquoteUsage(f)
+		arg := "--" + f.Name
+		if name != "" {
+			arg += " " + name
+		}
+		fmt.Fprintf(&b, "  %-28s %s", arg, text)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteString("\n")
+	})
+	b.WriteString("\nExit codes: 0 ok, 1 findings or failures, 2 refusal or usage.\n")
+	return b.String()
+}
+
+// isHelp reports whether args ask for help and nothing else.
+func isHelp(args []string) bool {
+	return len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help")
+}
+
 // routeFlags are the model-route settings every executing command takes.
 type routeFlags struct {
 	model, endpoint, keyEnv, judgeEndpoint, judgeKeyEnv string
 }
 
 func (r *routeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.model, "model", "", "model override (\"fake\" for the deterministic fake model)")
+	fs.StringVar(&r.model, "model", "", "`NAME` of a model to use instead of the file's (\"fake\" for the deterministic fake model)")
 	fs.Var(&routeSetting{p: &r.endpoint, what: "the endpoint URL", next: "give an OpenAI-compatible base URL, for example http://127.0.0.1:11434/v1, or drop the flag"},
-		"endpoint", "OpenAI-compatible base URL (HTTPS, or http://127.0.0.1 / http://[::1])")
+		"endpoint", "OpenAI-compatible base `URL` (HTTPS, or http://127.0.0.1 / http://[::1])")
 	fs.Var(&routeSetting{p: &r.keyEnv, what: "the credential variable name", next: "name the environment variable that holds the credential (for example OPENAI_API_KEY), or drop --key-env for an endpoint that needs none"},
-		"key-env", "NAME of the environment variable holding the endpoint's bearer credential")
+		"key-env", "`NAME` of the environment variable holding the endpoint's bearer credential")
 	fs.Var(&routeSetting{p: &r.judgeEndpoint, what: "the judge endpoint URL", next: "give an OpenAI-compatible base URL for the judge, or drop the flag to judge on the agent's route"},
-		"judge-endpoint", "OpenAI-compatible base URL for llmJudge samples")
+		"judge-endpoint", "OpenAI-compatible base `URL` for llmJudge samples")
 	fs.Var(&routeSetting{p: &r.judgeKeyEnv, what: "the judge credential variable name", next: "name the environment variable that holds the judge credential, or drop --judge-key-env"},
-		"judge-key-env", "NAME of the environment variable holding the judge endpoint's credential")
+		"judge-key-env", "`NAME` of the environment variable holding the judge endpoint's credential")
 }
 
 // routeSetting is a route flag that refuses an explicitly empty value: an

@@ -72,6 +72,9 @@ type journalCleared struct {
 // network; it reads the environment only to find the state folder, and it
 // never creates that folder.
 func runJournal(ctx context.Context, env Env, args []string) error {
+	if isHelp(args) {
+		return &HelpRequest{Text: "Usage: " + strings.ReplaceAll(journalUsage, " | ", "\n       ") + "\n\nRun 'kmx journal list --help' (or clear, inspect) for a subcommand's flags.\n"}
+	}
 	if len(args) == 0 {
 		return usagef(journalUsage, "kmx journal: name what to do: list, clear or inspect")
 	}
@@ -119,7 +122,7 @@ func runJournalList(env Env, args []string) error {
 	var asJSON bool
 	var file string
 	flags.BoolVar(&asJSON, "json", false, "print the versioned JSON list")
-	flags.StringVar(&file, "file", "", "list only the runs of this agent file's agent (its ID), marking its current revision")
+	flags.StringVar(&file, "file", "", "list only the runs of this agent `FILE`'s agent (its ID), marking its current revision")
 	pos, err := parseInterspersed(flags, args, journalListUsage)
 	if err != nil {
 		return err

@@ -10,6 +10,8 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 )
 
+const lspUsage = "kmx lsp [--stdio] [--log-level debug|info|warn|error]"
+
 // runLSP serves the language server on stdin/stdout until the client sends
 // exit. Stdout carries only the protocol; the log goes to stderr (the
 // extension's output channel). Exit code 0 after shutdown then exit, 1
@@ -20,7 +22,7 @@ func runLSP(ctx context.Context, env Env, args []string) error {
 	// is the only transport, so the flag is accepted and changes nothing.
 	fs.Bool("stdio", true, "serve on stdin/stdout (the only transport)")
 	level := fs.String("log-level", "info", "stderr log level: debug, info, warn or error")
-	pos, err := parseInterspersed(fs, args, "run 'kmx lsp [--stdio] [--log-level debug|info|warn|error]'")
+	pos, err := parseInterspersed(fs, args, lspUsage)
 	if err != nil {
 		return err
 	}

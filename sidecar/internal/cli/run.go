@@ -9,7 +9,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
-const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--json]"
+const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--json]"
 
 func runRun(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet("run")
@@ -17,9 +17,9 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	var rf routeFlags
 	var input, inputFile optionalString
 	var asJSON bool
-	fs.Var(&examples, "example", "example ID to run (repeatable); default all")
-	fs.Var(&input, "input", "ad-hoc input to send instead of the examples")
-	fs.Var(&inputFile, "input-file", "read the ad-hoc input from PATH (- for standard input)")
+	fs.Var(&examples, "example", "example `ID` to run (repeatable); default all")
+	fs.Var(&input, "input", "ad-hoc input `TEXT` to send (after the --example ones, if any)")
+	fs.Var(&inputFile, "input-file", "read the ad-hoc input from `PATH` (- for standard input)")
 	fs.BoolVar(&asJSON, "json", false, "print the JSON report (answers included)")
 	rf.register(fs)
 	pos, err := parseInterspersed(fs, args, runUsage)

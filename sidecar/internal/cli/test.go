@@ -7,7 +7,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
-const testUsage = "kmx test FILE [--example ID]... [--model NAME] [--json] [--junit PATH]"
+const testUsage = "kmx test FILE [--example ID]... [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--json] [--junit PATH]"
 
 func runTest(ctx context.Context, env Env, args []string) error {
 	if len(args) > 0 && args[0] == "explain" {
@@ -18,9 +18,9 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	var rf routeFlags
 	var asJSON bool
 	var junit string
-	fs.Var(&examples, "example", "example ID to test (repeatable); default all")
+	fs.Var(&examples, "example", "example `ID` to test (repeatable); default all")
 	fs.BoolVar(&asJSON, "json", false, "print the safe JSON report")
-	fs.StringVar(&junit, "junit", "", "also write a JUnit XML report to PATH")
+	fs.StringVar(&junit, "junit", "", "also write a JUnit XML report to `PATH`")
 	rf.register(fs)
 	pos, err := parseInterspersed(fs, args, testUsage)
 	if err != nil {

@@ -11,6 +11,9 @@ import (
 const Version = version.Version
 
 func runVersion(_ context.Context, env Env, args []string) error {
+	if isHelp(args) {
+		return &HelpRequest{Text: "Usage: kmx version\n\nPrints the kmx version. It takes no flags.\n"}
+	}
 	if len(args) > 0 {
 		return usagef("run 'kmx version' with no arguments", "version takes no arguments")
 	}

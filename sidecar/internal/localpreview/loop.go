@@ -28,16 +28,17 @@ type loop struct {
 	execFailed bool
 }
 
+// The ad-hoc input, if any, comes last, after the selected examples.
 func (l *loop) run(ctx context.Context) {
-	if l.plan.AdHoc != nil {
-		l.rep.Examples[0] = l.one(ctx, agentfile.Example{ID: adHocID, Input: *l.plan.AdHoc}, true)
-		l.emit(0)
-		return
-	}
 	for i, ex := range l.plan.Selected {
 		res := l.one(ctx, ex, false)
 		res.Range = l.rep.Examples[i].Range
 		l.rep.Examples[i] = res
+		l.emit(i)
+	}
+	if l.plan.AdHoc != nil {
+		i := len(l.rep.Examples) - 1
+		l.rep.Examples[i] = l.one(ctx, agentfile.Example{ID: adHocID, Input: *l.plan.AdHoc}, true)
 		l.emit(i)
 	}
 }

@@ -76,7 +76,9 @@ type Request struct {
 	Source []byte
 	// Examples selects example IDs; empty selects all.
 	Examples []string
-	// Input is ad-hoc input for Run; it replaces the example selection.
+	// Input is ad-hoc input for Run. Alone it replaces the example
+	// selection; with Examples it runs after them, in the same invocation
+	// and journal.
 	Input *string
 }
 
@@ -149,7 +151,7 @@ func prepare(opts Options, req Request, rep *Report) (*Plan, error) {
 	}
 	plan := &Plan{Agent: res.Agent}
 	plan.subject, plan.subjectErr = failures.Subject(req.Path)
-	if req.Input == nil {
+	if req.Input == nil || len(req.Examples) > 0 {
 		if sel, err := selectExamples(res.Agent, req.Examples); err == nil {
 			plan.Selected = sel
 			for _, ex := range sel {
@@ -167,9 +169,6 @@ func prepare(opts Options, req Request, rep *Report) (*Plan, error) {
 		return nil, fileRefusal(req.Path, res)
 	}
 	if req.Input != nil {
-		if len(req.Examples) > 0 {
-			return nil, refuse("pass either --example or --input, not both", "ad-hoc input replaces the example selection; pass --example or --input, not both")
-		}
 		if err := checkAdHoc(*req.Input); err != nil {
 			return nil, err
 		}
@@ -287,8 +286,6 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 		}
 		return fmt.Errorf("create journal: %w", err)
 	}
-	rep.RunID = j.ID()
-	rep.JournalPath = j.Path()
 	// Retention runs while this run's lock is held, so the run is never its
 	// own candidate. Its errors are ignored on purpose: cleaning up older
 	// runs is not part of this run's result, the next start tries again,
@@ -313,6 +310,10 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 		l.demote("the journal could not be finalized")
 		return fmt.Errorf("finish journal: %w", err)
 	}
+	// The run's identity is exposed only once its journal is final: a
+	// report never points at a journal that could still change or vanish.
+	rep.RunID = j.ID()
+	rep.JournalPath = j.Path()
 	rep.Journaled = l.journaled()
 	rep.Verdict = fileVerdict(rep.Examples)
 	// Run, a passing Test, cancellation and execution failure keep no

@@ -152,6 +152,52 @@ func TestRunShowsAnswersAndAdHocInput(t *testing.T) {
 	}
 }
 
+// TestExamplesAndInputShareOneInvocation: selected examples and an ad-hoc
+// input run in one invocation and one journal, the input last.
+func TestExamplesAndInputShareOneInvocation(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	req := demo(t, "release-notes.agent.md")
+	input := "Draft notes for today"
+	req.Input, req.Examples = &input, []string{"hotfix"}
+	rep, err := Run(context.Background(), Options{StateDir: home}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Examples) != 2 || rep.Examples[0].ID != "hotfix" || rep.Examples[0].Verdict != VerdictPass ||
+		!rep.Examples[1].AdHoc || rep.Examples[1].Verdict != VerdictAnswered || rep.Verdict != VerdictPass {
+		t.Fatalf("examples %+v verdict %q", rep.Examples, rep.Verdict)
+	}
+	entries, err := os.ReadDir(filepath.Dir(rep.JournalPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbs := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".db") {
+			dbs++
+		}
+	}
+	if dbs != 1 {
+		t.Fatalf("%d journals, want one for the whole invocation", dbs)
+	}
+}
+
+// TestRunIDOnlyAfterFinalize: a journal that could not be finalized is not
+// named in the report.
+func TestRunIDOnlyAfterFinalize(t *testing.T) {
+	ex := &scriptedExecutor{outcome: Outcome{Answer: "ok"}}
+	opts := Options{StateDir: testutil.PrivateDir(t), Model: "fake", NewExecutor: func(j *journal.Journal, _ *Plan) (Executor, func(), error) {
+		return ex, func() { _ = j.Close() }, nil
+	}}
+	rep, err := Test(context.Background(), opts, agentRequest(t, threeExamples))
+	if err == nil || !strings.Contains(err.Error(), "finish journal") {
+		t.Fatalf("err = %v, want the finalize failure", err)
+	}
+	if rep == nil || rep.RunID != "" || rep.JournalPath != "" || rep.Verdict == VerdictPass {
+		t.Fatalf("report names an unfinalized journal: %+v", rep)
+	}
+}
+
 func TestJudgeWithoutQuotedPhraseIsUnknownNeverPass(t *testing.T) {
 	home := testutil.PrivateDir(t)
 	req := agentRequest(t, "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: vague\n  input: hi\n  assert:\n    - llmJudge:\n        rubric: The answer is good\n        judgeModel: fake\n```\n")
@@ -193,7 +239,7 @@ func TestRefusalsCreateNothing(t *testing.T) {
 		{name: "llmJudge with no judge route", body: judged, opts: Options{Model: "fake"}, wantMsg: "llmJudge needs a judge"},
 		{name: "oversized ad-hoc input", body: valid, opts: Options{Model: "fake"}, run: true, input: &long, wantMsg: "limit is 16384"},
 		{name: "credential-shaped ad-hoc input", body: valid, opts: Options{Model: "fake"}, run: true, input: &shaped, wantMsg: "credential-shaped"},
-		{name: "input with example", body: valid, opts: Options{Model: "fake"}, run: true, input: &shaped, ids: []string{"one"}, wantMsg: "not both"},
+		{name: "credential-shaped input with an example", body: valid, opts: Options{Model: "fake"}, run: true, input: &shaped, ids: []string{"one"}, wantMsg: "credential-shaped"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
