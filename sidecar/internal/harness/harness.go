@@ -34,6 +34,24 @@ const (
 	LocalTools = "kmx-local-tools-v1"
 )
 
+// Roles of a conversation's history messages.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// History converts a turn's history messages to the route's messages.
+func History(msgs []*sessionspb.ChatMessage) []route.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]route.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = route.Message{Role: m.GetRole(), Content: m.GetContent()}
+	}
+	return out
+}
+
 // Session purposes.
 const (
 	PurposeAgent = "agent"
@@ -117,7 +135,7 @@ func (m *countingModel) Complete(ctx context.Context, req route.Request) (route.
 // events. liveCalls reports the live-call count for the terminal event.
 func runChat(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent],
 	model route.Model, turn int, req *sessionspb.HarnessTurnRequest, liveCalls func() int32) error {
-	mreq := route.ChatRequest(req.GetModel().GetModel(), req.GetInstructions(), req.GetInput())
+	mreq := route.ChatRequestWithHistory(req.GetModel().GetModel(), req.GetInstructions(), History(req.GetHistory()), req.GetInput())
 	sum, size, err := RequestDigest(mreq)
 	if err != nil {
 		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextDigestFailed, 0)
@@ -186,7 +204,11 @@ func cancelled(ctx context.Context, err error) (sessionspb.TurnState, string, bo
 // can never reach the journal through an error.
 func errorText(prefix string, err error, req *sessionspb.HarnessTurnRequest) string {
 	msg := err.Error()
-	for _, secret := range []string{req.GetInstructions(), req.GetInput()} {
+	prompt := []string{req.GetInstructions(), req.GetInput()}
+	for _, m := range req.GetHistory() {
+		prompt = append(prompt, m.GetContent())
+	}
+	for _, secret := range prompt {
 		if secret != "" && strings.Contains(msg, secret) {
 			return prefix
 		}
@@ -217,6 +239,11 @@ func checkRequest(req *sessionspb.HarnessTurnRequest) error {
 	}
 	if req.GetTurn() < 1 {
 		return status.Error(codes.InvalidArgument, "turn request has no turn number: turns count from 1")
+	}
+	for i, m := range req.GetHistory() {
+		if m.GetRole() != RoleUser && m.GetRole() != RoleAssistant {
+			return status.Errorf(codes.InvalidArgument, "turn request history message %d has role %q: use %q or %q", i+1, m.GetRole(), RoleUser, RoleAssistant)
+		}
 	}
 	if req.GetReplay() == nil {
 		switch req.GetPurpose() {

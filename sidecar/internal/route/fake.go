@@ -22,6 +22,12 @@ var (
 	fakeCallTool = regexp.MustCompile("Call the tool `([^`\n]+)`")
 )
 
+// FakeTurnNumber is the fake model's conversation directive (row 4, after
+// the seed's three rows): the answer is "Turn N: " and the input, where N
+// counts the user messages the request carries (the history's and this
+// one). It shows that a conversation turn received its history.
+const FakeTurnNumber = "Reply with the turn number"
+
 // FakeGuidance is the fake model's answer when the instructions hold no
 // directive. It names the directive so the author knows how to steer it.
 const FakeGuidance = "kmx fake model: add the line Reply with exactly `TEXT`. " +
@@ -62,6 +68,9 @@ func (fakeModel) Complete(ctx context.Context, req Request) (Completion, error) 
 	if err != nil {
 		return Completion{}, err
 	}
+	if text == FakeGuidance && strings.Contains(instructions, FakeTurnNumber) {
+		text = fmt.Sprintf("Turn %d: %s", userMessages(req.Messages), input)
+	}
 	return Completion{Model: Fake, Text: text, FinishReason: "stop"}, nil
 }
 
@@ -78,6 +87,17 @@ func FakeAnswer(instructions, input string) (string, error) {
 		return "", &UnboundToolError{Tool: m[1]}
 	}
 	return FakeGuidance, nil
+}
+
+// userMessages counts the request's user messages.
+func userMessages(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == "user" {
+			n++
+		}
+	}
+	return n
 }
 
 // splitMessages returns the system messages joined by a newline (the

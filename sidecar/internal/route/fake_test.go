@@ -115,3 +115,23 @@ func TestUnboundToolErrorText(t *testing.T) {
 		t.Fatalf("Error() = %q, want %q", err.Error(), want)
 	}
 }
+
+// TestFakeTurnNumberCountsTheHistory: the conversation directive answers
+// with the number of user messages the request carries, so a turn shows it
+// received its history; another directive still wins.
+func TestFakeTurnNumberCountsTheHistory(t *testing.T) {
+	ctx := context.Background()
+	hist := []Message{{Role: "user", Content: "a"}, {Role: "assistant", Content: "Turn 1: a"}}
+	c, err := NewFake().Complete(ctx, ChatRequestWithHistory(Fake, "Reply with the turn number", hist, "b"))
+	if err != nil || c.Text != "Turn 2: b" {
+		t.Fatalf("answer = %q, %v; want Turn 2: b", c.Text, err)
+	}
+	c, err = NewFake().Complete(ctx, ChatRequest(Fake, "Reply with the turn number", "a"))
+	if err != nil || c.Text != "Turn 1: a" {
+		t.Fatalf("answer = %q, %v; want Turn 1: a", c.Text, err)
+	}
+	c, err = NewFake().Complete(ctx, ChatRequestWithHistory(Fake, "Reply with exactly `X`.\nReply with the turn number", hist, "b"))
+	if err != nil || c.Text != "X" {
+		t.Fatalf("answer = %q, %v; want the first row to win", c.Text, err)
+	}
+}

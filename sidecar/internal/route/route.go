@@ -28,7 +28,7 @@ type Identity struct {
 
 // Message is one chat message.
 type Message struct {
-	Role    string `json:"role"` // "system" or "user"
+	Role    string `json:"role"` // "system", "user" or "assistant"
 	Content string `json:"content"`
 }
 
@@ -58,8 +58,17 @@ type Model interface {
 
 // ChatRequest builds the one request a chat turn sends.
 func ChatRequest(model, instructions, input string) Request {
-	return Request{Model: model, Messages: []Message{
-		{Role: "system", Content: instructions},
-		{Role: "user", Content: input},
-	}}
+	return ChatRequestWithHistory(model, instructions, nil, input)
+}
+
+// ChatRequestWithHistory builds the request of a conversation turn: the
+// instructions, every earlier message (user and assistant, oldest first),
+// then the input. With no history it is exactly ChatRequest, so a
+// single-turn example's request (and its journaled digest) is unchanged.
+func ChatRequestWithHistory(model, instructions string, history []Message, input string) Request {
+	msgs := make([]Message, 0, len(history)+2)
+	msgs = append(msgs, Message{Role: "system", Content: instructions})
+	msgs = append(msgs, history...)
+	msgs = append(msgs, Message{Role: "user", Content: input})
+	return Request{Model: model, Messages: msgs}
 }

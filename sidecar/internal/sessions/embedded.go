@@ -56,7 +56,10 @@ func Start(ctx context.Context, opts Options) (*Embedded, error) {
 	e := &Embedded{}
 
 	harnessLis := bufconn.Listen(bufSize)
-	e.harnessSrv = grpc.NewServer()
+	// WaitForHandlers: Close returns only after every harness turn has
+	// returned, that is after each model call in flight has been torn down,
+	// so a cancelled caller that closes the service has joined its provider.
+	e.harnessSrv = grpc.NewServer(grpc.WaitForHandlers(true))
 	sessionspb.RegisterHarnessServer(e.harnessSrv, harness.New(opts.Resolve))
 	e.serve(e.harnessSrv, harnessLis)
 	hc, err := dialBuf(harnessLis)

@@ -201,7 +201,7 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 	stream, err := s.harness.Turn(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: sess.id, Harness: sess.harness, Purpose: sess.purpose, Turn: int32(turn),
 		Model:        &sessionspb.ModelIdentity{Route: sess.model.Route, Model: sess.model.Model},
-		Instructions: req.GetInstructions(), Input: req.GetInput(),
+		Instructions: req.GetInstructions(), Input: req.GetInput(), History: req.GetHistory(),
 	})
 	if err != nil {
 		return failed(errTextHarnessUnavailable), nil

@@ -67,7 +67,7 @@ func (s *service) VerifyTurn(ctx context.Context, req *sessionspb.VerifyTurnRequ
 	if reason != "" {
 		return refuse(reason, n), nil
 	}
-	return s.replay(ctx, jt, n)
+	return s.replay(ctx, jt, n, req.GetHistory())
 }
 
 func refuse(reason string, records int) *sessionspb.VerifyTurnResponse {
@@ -184,7 +184,11 @@ func kindIndex(k journal.Kind) int {
 // replay runs the journaled turn through its harness with a model that
 // answers only from the recorded completion, over the same gRPC contract a
 // live turn uses, and compares what comes back with the journal.
-func (s *service) replay(ctx context.Context, jt journaledTurn, n int) (*sessionspb.VerifyTurnResponse, error) {
+//
+// history is the conversation the turn was sent with (empty for an
+// example): a conversation rebuilds it from the replays of its earlier
+// turns, so a changed earlier turn makes this turn's request differ.
+func (s *service) replay(ctx context.Context, jt journaledTurn, n int, history []*sessionspb.ChatMessage) (*sessionspb.VerifyTurnResponse, error) {
 	// The stream is abandoned after its terminal event; cancelling releases it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -192,7 +196,7 @@ func (s *service) replay(ctx context.Context, jt journaledTurn, n int) (*session
 		SessionId: jt.placed.SessionID, Harness: jt.placed.Harness, Purpose: jt.placed.Purpose,
 		Turn:         int32(jt.started.Turn),
 		Model:        &sessionspb.ModelIdentity{Route: jt.placed.Model.Route, Model: jt.placed.Model.Model},
-		Instructions: jt.started.Instructions, Input: jt.started.Input,
+		Instructions: jt.started.Instructions, Input: jt.started.Input, History: history,
 		Replay: &sessionspb.RecordedExchange{RequestJson: jt.requestJSON, CompletionJson: jt.completionJSON},
 	})
 	if err != nil {

@@ -252,10 +252,14 @@ func (x *CreateSessionResponse) GetHarness() string {
 }
 
 type RunTurnRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Instructions  string                 `protobuf:"bytes,2,opt,name=instructions,proto3" json:"instructions,omitempty"`
-	Input         string                 `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	SessionId    string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Instructions string                 `protobuf:"bytes,2,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	Input        string                 `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	// history is the conversation so far (user and assistant messages, oldest
+	// first), sent between the instructions and the input. Empty for a
+	// single-turn example.
+	History       []*ChatMessage `protobuf:"bytes,4,rep,name=history,proto3" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -309,6 +313,13 @@ func (x *RunTurnRequest) GetInput() string {
 		return x.Input
 	}
 	return ""
+}
+
+func (x *RunTurnRequest) GetHistory() []*ChatMessage {
+	if x != nil {
+		return x.History
+	}
+	return nil
 }
 
 type RunTurnResponse struct {
@@ -390,9 +401,13 @@ func (x *RunTurnResponse) GetReportedModel() string {
 }
 
 type VerifyTurnRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Turn          int32                  `protobuf:"varint,2,opt,name=turn,proto3" json:"turn,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Turn      int32                  `protobuf:"varint,2,opt,name=turn,proto3" json:"turn,omitempty"`
+	// history is what the turn was sent with, rebuilt by the caller from the
+	// replays of the turns before it; the replayed request must match the
+	// journaled digest with exactly this history.
+	History       []*ChatMessage `protobuf:"bytes,3,rep,name=history,proto3" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -439,6 +454,13 @@ func (x *VerifyTurnRequest) GetTurn() int32 {
 		return x.Turn
 	}
 	return 0
+}
+
+func (x *VerifyTurnRequest) GetHistory() []*ChatMessage {
+	if x != nil {
+		return x.History
+	}
+	return nil
 }
 
 type VerifyTurnResponse struct {
@@ -520,6 +542,8 @@ func (x *VerifyTurnResponse) GetReason() string {
 	return ""
 }
 
+// ChatMessage is one earlier message of a conversation: role "user" or
+// "assistant".
 type ChatMessage struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Role          string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
@@ -639,7 +663,10 @@ type HarnessTurnRequest struct {
 	Purpose string `protobuf:"bytes,7,opt,name=purpose,proto3" json:"purpose,omitempty"`
 	// turn is the turn number within the session, starting at 1; the harness
 	// writes it into the request and completion payloads it emits.
-	Turn          int32 `protobuf:"varint,8,opt,name=turn,proto3" json:"turn,omitempty"`
+	Turn int32 `protobuf:"varint,8,opt,name=turn,proto3" json:"turn,omitempty"`
+	// history is the conversation before this turn (user and assistant
+	// messages, oldest first), sent between the instructions and the input.
+	History       []*ChatMessage `protobuf:"bytes,9,rep,name=history,proto3" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -728,6 +755,13 @@ func (x *HarnessTurnRequest) GetTurn() int32 {
 		return x.Turn
 	}
 	return 0
+}
+
+func (x *HarnessTurnRequest) GetHistory() []*ChatMessage {
+	if x != nil {
+		return x.History
+	}
+	return nil
 }
 
 type HarnessEvent struct {
@@ -1005,22 +1039,24 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x15CreateSessionResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
-	"\aharness\x18\x02 \x01(\tR\aharness\"i\n" +
+	"\aharness\x18\x02 \x01(\tR\aharness\"\xa1\x01\n" +
 	"\x0eRunTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12\x14\n" +
-	"\x05input\x18\x03 \x01(\tR\x05input\"\xac\x01\n" +
+	"\x05input\x18\x03 \x01(\tR\x05input\x126\n" +
+	"\ahistory\x18\x04 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\xac\x01\n" +
 	"\x0fRunTurnResponse\x12\x12\n" +
 	"\x04turn\x18\x01 \x01(\x05R\x04turn\x120\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1a.kmx.sessions.v1.TurnStateR\x05state\x12\x16\n" +
 	"\x06answer\x18\x03 \x01(\tR\x06answer\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12%\n" +
-	"\x0ereported_model\x18\x05 \x01(\tR\rreportedModel\"F\n" +
+	"\x0ereported_model\x18\x05 \x01(\tR\rreportedModel\"~\n" +
 	"\x11VerifyTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
-	"\x04turn\x18\x02 \x01(\x05R\x04turn\"\x99\x01\n" +
+	"\x04turn\x18\x02 \x01(\x05R\x04turn\x126\n" +
+	"\ahistory\x18\x03 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\x99\x01\n" +
 	"\x12VerifyTurnResponse\x12\x1a\n" +
 	"\bverified\x18\x01 \x01(\bR\bverified\x12\x16\n" +
 	"\x06answer\x18\x02 \x01(\tR\x06answer\x12\x1d\n" +
@@ -1033,7 +1069,7 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\acontent\x18\x02 \x01(\tR\acontent\"^\n" +
 	"\x10RecordedExchange\x12!\n" +
 	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\x12'\n" +
-	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\"\xa6\x02\n" +
+	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\"\xde\x02\n" +
 	"\x12HarnessTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -1043,7 +1079,8 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x05input\x18\x05 \x01(\tR\x05input\x129\n" +
 	"\x06replay\x18\x06 \x01(\v2!.kmx.sessions.v1.RecordedExchangeR\x06replay\x12\x18\n" +
 	"\apurpose\x18\a \x01(\tR\apurpose\x12\x12\n" +
-	"\x04turn\x18\b \x01(\x05R\x04turn\"\xf4\x01\n" +
+	"\x04turn\x18\b \x01(\x05R\x04turn\x126\n" +
+	"\ahistory\x18\t \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\xf4\x01\n" +
 	"\fHarnessEvent\x12I\n" +
 	"\rmodel_request\x18\x01 \x01(\v2\".kmx.sessions.v1.ModelRequestEventH\x00R\fmodelRequest\x12R\n" +
 	"\x10model_completion\x18\x02 \x01(\v2%.kmx.sessions.v1.ModelCompletionEventH\x00R\x0fmodelCompletion\x12<\n" +
@@ -1105,26 +1142,29 @@ var file_kmx_sessions_v1_sessions_proto_goTypes = []any{
 }
 var file_kmx_sessions_v1_sessions_proto_depIdxs = []int32{
 	1,  // 0: kmx.sessions.v1.CreateSessionRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	0,  // 1: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
-	1,  // 2: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	9,  // 3: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
-	12, // 4: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
-	13, // 5: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
-	14, // 6: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
-	0,  // 7: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
-	2,  // 8: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
-	4,  // 9: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
-	6,  // 10: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
-	10, // 11: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessTurnRequest
-	3,  // 12: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
-	5,  // 13: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
-	7,  // 14: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
-	11, // 15: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
-	12, // [12:16] is the sub-list for method output_type
-	8,  // [8:12] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	8,  // 1: kmx.sessions.v1.RunTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	0,  // 2: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
+	8,  // 3: kmx.sessions.v1.VerifyTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	1,  // 4: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
+	9,  // 5: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
+	8,  // 6: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	12, // 7: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
+	13, // 8: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
+	14, // 9: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
+	0,  // 10: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
+	2,  // 11: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
+	4,  // 12: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
+	6,  // 13: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
+	10, // 14: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessTurnRequest
+	3,  // 15: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
+	5,  // 16: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
+	7,  // 17: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
+	11, // 18: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
+	15, // [15:19] is the sub-list for method output_type
+	11, // [11:15] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_kmx_sessions_v1_sessions_proto_init() }

@@ -1,0 +1,94 @@
+package conversation
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kmxdev/kmx/sidecar/internal/route"
+)
+
+// Refusal codes: what a front can act on (the chat panel offers Discard
+// for CodeUnfinished, for example).
+const (
+	// CodeBusy: another turn of this conversation is running.
+	CodeBusy = "busy"
+	// CodeUnfinished: the last turn has no recorded outcome.
+	CodeUnfinished = "unfinished"
+	// CodeIdentity: the turn was asked for on another model or route.
+	CodeIdentity = "identity"
+	// CodeIdentityReply: the reply named another model than the history's.
+	CodeIdentityReply = "identity-reply"
+	// CodeIdentityHistory: the history's own turns name two identities.
+	CodeIdentityHistory = "identity-history"
+	// CodeDivergence: the history does not replay (the journal changed).
+	CodeDivergence = "divergence"
+	// CodeInvalid: bad input (message, ID, file, state folder).
+	CodeInvalid = "invalid"
+)
+
+// Refusal is a conversation operation kmx refused. Msg says what is wrong,
+// Next what to do; nothing was sent and, except for CodeIdentityReply (the
+// reply had already arrived and was recorded as refused), nothing was
+// appended to the history.
+type Refusal struct {
+	Code string
+	Msg  string
+	Next string
+	// Turn is the turn concerned, when there is one.
+	Turn int
+}
+
+func (r *Refusal) Error() string { return r.Msg }
+
+// AsRefusal reports whether err is a Refusal.
+func AsRefusal(err error) (*Refusal, bool) {
+	var r *Refusal
+	ok := errors.As(err, &r)
+	return r, ok
+}
+
+func refusef(next, format string, args ...any) *Refusal {
+	return &Refusal{Code: CodeInvalid, Msg: fmt.Sprintf(format, args...), Next: next}
+}
+
+func busy(id string) *Refusal {
+	return &Refusal{Code: CodeBusy,
+		Msg:  fmt.Sprintf("conversation %q is busy: a turn is running (in this window or another process)", id),
+		Next: "wait for the turn to end, or cancel it, then send again"}
+}
+
+func unfinished(id string, turn int) *Refusal {
+	return &Refusal{Code: CodeUnfinished, Turn: turn,
+		Msg:  fmt.Sprintf("conversation %q cannot continue: turn %d has no recorded outcome (its process ended mid-turn), and kmx never re-sends a turn", id, turn),
+		Next: "discard the unfinished turn (kmx chat FILE --discard-unfinished, or Discard in the chat panel), then send again"}
+}
+
+func identityBefore(recorded, requested route.Identity) *Refusal {
+	return &Refusal{Code: CodeIdentity,
+		Msg: fmt.Sprintf("this conversation is on model %q (route %q); the turn asked for %q (route %q), and a conversation never changes model",
+			recorded.Model, recorded.Route, requested.Model, requested.Route),
+		Next: fmt.Sprintf("send with model %q on route %q, or start another conversation (--conversation ID) or clear this one", recorded.Model, recorded.Route)}
+}
+
+func identityReply(turn int, recorded route.Identity, replied string) *Refusal {
+	return &Refusal{Code: CodeIdentityReply, Turn: turn,
+		Msg: fmt.Sprintf("turn %d was refused after it: the reply named model %q, not the conversation's %q; it is kept out of the history",
+			turn, replied, recorded.Model),
+		Next: "check the endpoint serves exactly the conversation's model"}
+}
+
+func identityHistory(a, b route.Identity, turn int) *Refusal {
+	return &Refusal{Code: CodeIdentityHistory, Turn: turn,
+		Msg: fmt.Sprintf("this conversation cannot be opened: its turns name two models (%q on %q, and %q on %q at turn %d)",
+			a.Model, a.Route, b.Model, b.Route, turn),
+		Next: "clear the conversation (kmx chat FILE --clear) or use another --conversation ID"}
+}
+
+func divergence(turn int, reason string) *Refusal {
+	msg := fmt.Sprintf("this conversation cannot be opened: its history does not replay (%s)", reason)
+	if turn > 0 {
+		msg = fmt.Sprintf("this conversation cannot be opened: turn %d of its history does not replay (%s)", turn, reason)
+	}
+	return &Refusal{Code: CodeDivergence, Turn: turn, Msg: msg,
+		Next: "the journal changed since it was written: clear the conversation (kmx chat FILE --clear) or use another --conversation ID"}
+}
