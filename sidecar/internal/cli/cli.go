@@ -30,6 +30,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"chat":    {"talk to the agent in a file: one durable conversation per file", runChat},
 		"check":   {"check agent files and print their diagnostics", runCheck},
 		"journal": {"list, clear or replay retained runs (journal list|clear|inspect)", runJournal},
 		"lsp":     {"serve the language server on stdin/stdout (the editor starts it)", runLSP},
