@@ -108,8 +108,8 @@ func TestInspectorCLI(t *testing.T) {
 				for _, tool := range r.Tools {
 					names = append(names, tool.Name)
 				}
-				if strings.Join(names, ",") != "Explain,Run,Test" {
-					t.Errorf("tools = %v, want Explain, Run, Test", names)
+				if strings.Join(names, ",") != "Chat,Explain,Run,Test" {
+					t.Errorf("tools = %v, want Chat, Explain, Run, Test", names)
 				}
 			},
 		},
@@ -132,6 +132,18 @@ func TestInspectorCLI(t *testing.T) {
 					t.Errorf("Run report lacks the answer: %+v", r.StructuredContent.Examples)
 				}
 			},
+		},
+		{
+			name:     "Chat, first turn",
+			args:     []string{"--method", "tools/call", "--tool-name", "Chat", "--tool-arg", "file=" + fixture(t, "talker.agent.md"), "input=hello"},
+			wantExit: 0, wantText: "agent: Turn 1: hello",
+		},
+		{
+			// A new kmx process: the history is rebuilt from the journal and
+			// sent, so the fake answers with the turn number 2.
+			name:     "Chat, second turn carries the history",
+			args:     []string{"--method", "tools/call", "--tool-name", "Chat", "--tool-arg", "file=" + fixture(t, "talker.agent.md"), "input=again"},
+			wantExit: 0, wantText: "agent: Turn 2: again",
 		},
 		{
 			name: "Test of a file with an error is an isError result",

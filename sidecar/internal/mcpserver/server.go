@@ -41,7 +41,7 @@ type Config struct {
 	NewExecutor func(j *journal.Journal, p *localpreview.Plan) (localpreview.Executor, func(), error)
 }
 
-// New returns an MCP server offering Run, Test and Explain.
+// New returns an MCP server offering Run, Test, Explain and Chat.
 func New(cfg Config) *mcp.Server {
 	if cfg.Getenv == nil {
 		cfg.Getenv = func(string) string { return "" }
@@ -59,6 +59,7 @@ func New(cfg Config) *mcp.Server {
 	addRun(srv, cfg)
 	addTest(srv, cfg)
 	addExplain(srv, cfg)
+	addChat(srv, cfg)
 	return srv
 }
 

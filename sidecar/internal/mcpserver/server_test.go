@@ -105,6 +105,7 @@ func TestListTools(t *testing.T) {
 		"Run":     {"examples", "file", "input", "model"},
 		"Test":    {"examples", "file", "model"},
 		"Explain": {"file", "showContent"},
+		"Chat":    {"conversation", "file", "input", "model"},
 	}
 	if len(res.Tools) != len(want) {
 		t.Fatalf("got %d tools, want %d", len(res.Tools), len(want))
