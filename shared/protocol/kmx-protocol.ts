@@ -5,6 +5,10 @@
 /* eslint-disable */
 /** Send as initializationOptions.protocolVersion; the server refuses any other. */
 export const ProtocolVersion = "kmx.lsp/v1";
+/** JSON-RPC error code of a refused kmx/languageModel/send; data is EditorErrorData. */
+export const LanguageModelErrorCode = -32803;
+/** The largest editor reply text, in bytes. */
+export const MaxEditorReplyBytes = 1048576;
 
 /** workspace/executeCommand IDs; each takes one argument, the params of its method. */
 export const Commands = {
@@ -35,6 +39,22 @@ export const Methods = {
   Inspect: "kmx/inspect",
 } as const;
 
+/** Server → client requests (the editor route); sent only when initializationOptions.languageModels is true. */
+export const ClientMethods = {
+  LanguageModels: "kmx/languageModel/models",
+  LanguageModelSend: "kmx/languageModel/send",
+} as const;
+
+/** data.class of a refused kmx/languageModel/send: the class only, never the provider's text. */
+export const EditorClasses = {
+  ModelUnavailable: "model-unavailable",
+  NoPermissions: "no-permissions",
+  Blocked: "blocked",
+  ProviderError: "provider-error",
+  Cancelled: "cancelled",
+  Oversized: "oversized",
+} as const;
+
 /** value.outcome of the $/progress end notification. */
 export const ProgressOutcomes = {
   Completed: "completed",
@@ -58,6 +78,14 @@ export interface KmxRequests {
   "kmx/clearJournals": { params: ClearJournalsParams; result: ClearJournalsResult };
   /** replay one retained run offline, with zero model calls */
   "kmx/inspect": { params: InspectParams; result: InspectResult };
+}
+
+/** Each server → client method with its params and result. */
+export interface KmxClientRequests {
+  /** server → client: the chat models VS Code offers now (the preflight lists them once per run) */
+  "kmx/languageModel/models": { params: EditorModelsParams; result: EditorModelsResult };
+  /** server → client: one request to a preflight-resolved model; errors carry data {class} */
+  "kmx/languageModel/send": { params: EditorSendParams; result: EditorSendResult };
 }
 
 /** Go: lsp.DocumentParams */
@@ -435,10 +463,75 @@ export interface JudgeSample {
   reasoning?: string;
 }
 
+/** Go: route.EditorModelsParams */
+export interface EditorModelsParams {
+}
+
+/** Go: route.EditorModelsResult */
+export interface EditorModelsResult {
+  models: EditorModelInfo[] | null;
+}
+
+/** Go: route.EditorModelInfo */
+export interface EditorModelInfo {
+  handle: string;
+  id: string;
+  name: string;
+  vendor: string;
+  family: string;
+  version: string;
+  maxInputTokens: number;
+}
+
+/** Go: route.EditorSendParams */
+export interface EditorSendParams {
+  handle: string;
+  model: EditorModelIdentity;
+  messages: Message[] | null;
+  tools: EditorToolDefinition[] | null;
+  maxReplyBytes: number;
+}
+
+/** Go: route.EditorModelIdentity */
+export interface EditorModelIdentity {
+  vendor: string;
+  id: string;
+  family: string;
+  version: string;
+}
+
+/** Go: route.Message */
+export interface Message {
+  role: string;
+  content: string;
+}
+
+/** Go: route.EditorToolDefinition */
+export interface EditorToolDefinition {
+  name: string;
+  description: string;
+  inputSchema?: Record<string, unknown>;
+}
+
+/** Go: route.EditorSendResult */
+export interface EditorSendResult {
+  model: EditorModelIdentity;
+  text: string;
+  toolCalls: EditorToolCall[] | null;
+}
+
+/** Go: route.EditorToolCall */
+export interface EditorToolCall {
+  callId: string;
+  name: string;
+  input: Record<string, unknown> | null;
+}
+
 /** Go: lsp.InitializationOptions */
 export interface InitializationOptions {
   protocolVersion?: string;
   settings: Settings;
+  languageModels?: boolean;
 }
 
 /** Go: lsp.Settings */

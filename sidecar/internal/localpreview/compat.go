@@ -31,7 +31,7 @@ func newCompatBuilder(opts Options) *compatBuilder {
 func (b *compatBuilder) model(endpoint, keyEnv, model, flag string) (route.Model, error) {
 	if endpoint == "" {
 		return nil, refuse(fmt.Sprintf("pass %s URL (for a local Ollama: %s http://127.0.0.1:11434/v1), or choose --model fake", flag, flag),
-			"model %q needs an OpenAI-compatible endpoint, and none is configured", model)
+			"model %q needs an OpenAI-compatible endpoint, and none is configured (models VS Code offers are reached only from the kmx extension, on the editor route)", model)
 	}
 	key := endpointKey{endpoint, keyEnv}
 	if base, ok := b.bases[key]; ok {

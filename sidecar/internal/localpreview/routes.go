@@ -1,6 +1,7 @@
 package localpreview
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
@@ -30,8 +31,12 @@ func (r *routes) resolve(purpose string, id route.Identity) (route.Model, error)
 			return r.agentModel, nil
 		}
 	case PurposeJudge:
-		if m, ok := r.judges[id.Model]; ok && m.Identity() == id {
-			return m, nil
+		// Judges are keyed by the name the file gives; an editor model's
+		// identity is its vendor and id, so match on the identity.
+		for _, m := range r.judges {
+			if m.Identity() == id {
+				return m, nil
+			}
 		}
 	}
 	return nil, fmt.Errorf("no %s route for model %q on %q in this invocation", purpose, id.Model, id.Route)
@@ -64,20 +69,32 @@ func effectiveModel(opts Options, a *agentfile.Agent) string {
 // The order matters for the refusal a user sees first: the route settings
 // on their own (names, URLs, pairings), then the agent's model, then each
 // judge model. Nothing is created or sent here; credentials are read into
-// memory once per (endpoint, key variable) by the compatible builder.
-func resolveRoutes(opts Options, plan *Plan) (*routes, error) {
+// memory once per (endpoint, key variable) by the compatible builder, and
+// the models VS Code offers are listed at most once, by the editor builder.
+func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*routes, error) {
 	if err := checkRouteSettings(opts); err != nil {
 		return nil, err
 	}
 	model := effectiveModel(opts, plan.Agent)
 	rt := &routes{judges: map[string]route.Model{}, defaultJudge: model}
 	cb := newCompatBuilder(opts)
+	eb := newEditorBuilder(opts.Editor)
 	switch {
 	case model == route.Fake && opts.Endpoint != "" && !opts.StandingRoutes:
 		return nil, refuse("drop --endpoint to use the fake model, or choose a real model with --model NAME",
 			"the fake model runs in memory and cannot be combined with an endpoint")
 	case model == route.Fake:
 		rt.agentModel = route.NewFake()
+	case opts.Endpoint == "" && eb != nil:
+		// The editor route: a non-fake model with no endpoint, in VS Code.
+		m, err := eb.model(ctx, agentModelRefs(opts, plan.Agent), "the agent's model")
+		if err != nil {
+			return nil, err
+		}
+		rt.agentModel = m
+		// An llmJudge with no judgeModel judges on the agent's resolved
+		// model, not on a second resolution of its name.
+		rt.judges[model] = m
 	default:
 		m, err := cb.model(opts.Endpoint, opts.KeyEnv, model, "--endpoint")
 		if err != nil {
@@ -98,10 +115,14 @@ func resolveRoutes(opts Options, plan *Plan) (*routes, error) {
 			if name == "" {
 				name = model
 			}
-			if _, ok := rt.judges[name]; ok {
+			if m, ok := rt.judges[name]; ok {
+				if rt.judge == nil {
+					id := m.Identity()
+					rt.judge = &id
+				}
 				continue
 			}
-			m, err := judgeModel(opts, cb, name, model)
+			m, err := judgeModel(ctx, opts, cb, eb, name, model)
 			if err != nil {
 				return nil, err
 			}
@@ -153,8 +174,9 @@ func checkRouteSettings(opts Options) error {
 }
 
 // judgeModel decides the route of one judge model: the fake judge in memory
-// for "fake", else the explicit judge endpoint, else the agent's endpoint.
-func judgeModel(opts Options, cb *compatBuilder, name, agentModel string) (route.Model, error) {
+// for "fake", else the explicit judge endpoint, else the agent's endpoint,
+// else (in VS Code) the models VS Code offers.
+func judgeModel(ctx context.Context, opts Options, cb *compatBuilder, eb *editorBuilder, name, agentModel string) (route.Model, error) {
 	if name == route.Fake {
 		if opts.JudgeEndpoint != "" && !opts.StandingRoutes {
 			return nil, refuse("drop --judge-endpoint, or name a real judgeModel", "judge model \"fake\" runs in memory and cannot be combined with a judge endpoint")
@@ -166,6 +188,8 @@ func judgeModel(opts Options, cb *compatBuilder, name, agentModel string) (route
 		return cb.model(opts.JudgeEndpoint, opts.JudgeKeyEnv, name, "--judge-endpoint")
 	case opts.Endpoint != "" && agentModel != route.Fake:
 		return cb.model(opts.Endpoint, opts.KeyEnv, name, "--endpoint")
+	case eb != nil:
+		return eb.model(ctx, []string{name}, fmt.Sprintf("judge model %q", name))
 	}
 	return nil, refuse("set judgeModel: fake, or pass --judge-endpoint URL for a real judge",
 		"llmJudge needs a judge: judge model %q has no endpoint", name)

@@ -13,6 +13,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
@@ -50,6 +51,11 @@ type Options struct {
 	// a judge endpoint with no llmJudge in the selection is simply unused,
 	// where an explicit combination is refused.
 	StandingRoutes bool
+	// Editor, when set, serves the editor route: a non-fake model with no
+	// endpoint is resolved against the models VS Code offers (once, before
+	// the journal exists) and sent through it. Only the language server
+	// sets it; without it such a model is refused.
+	Editor route.EditorHost
 	// HTTPClient, when set, carries compatible-route requests (tests pass
 	// one that trusts their TLS server). Redirects are refused whatever it
 	// says; nil dials the endpoint directly with the system's roots.
@@ -100,7 +106,7 @@ func Test(ctx context.Context, opts Options, req Request) (*Report, error) {
 func invoke(ctx context.Context, command string, opts Options, req Request) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Schema: ReportSchema, Label: Label, Command: command, Agent: AgentRef{Path: req.Path}, Selection: "full", Examples: []ExampleResult{}}
-	plan, err := prepare(opts, req, rep)
+	plan, err := prepare(ctx, opts, req, rep)
 	if err != nil {
 		return refusedReport(rep, err, start), err
 	}
@@ -143,7 +149,7 @@ type Plan struct {
 
 // prepare parses and checks everything that can be refused, before any
 // journal exists or any request is sent.
-func prepare(opts Options, req Request, rep *Report) (*Plan, error) {
+func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan, error) {
 	res := agentfile.Parse(req.Path, req.Source)
 	if res.Agent != nil {
 		rep.Agent.ID = res.Agent.ID
@@ -190,7 +196,7 @@ func prepare(opts Options, req Request, rep *Report) (*Plan, error) {
 			}
 		}
 	}
-	rt, err := resolveRoutes(opts, plan)
+	rt, err := resolveRoutes(ctx, opts, plan)
 	if err != nil {
 		return nil, err
 	}

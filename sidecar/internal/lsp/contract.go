@@ -5,6 +5,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
 // This file is the kmx side of the editor contract: every command ID, custom
@@ -43,6 +44,24 @@ const (
 	MethodClearJournals = "kmx/clearJournals"
 	MethodInspect       = "kmx/inspect"
 )
+
+// Server → client requests: the editor route (route.Editor). The server
+// sends them only to a client that set InitializationOptions.LanguageModels.
+const (
+	// MethodLanguageModels lists the chat models VS Code offers
+	// (vscode.lm.selectChatModels()), once per invocation, before its
+	// journal exists: the preflight.
+	MethodLanguageModels = "kmx/languageModel/models"
+	// MethodLanguageModelSend sends one request to one model the preflight
+	// resolved (LanguageModelChat.sendRequest) and answers the final text
+	// parts and tool-call parts. $/cancelRequest cancels it.
+	MethodLanguageModelSend = "kmx/languageModel/send"
+)
+
+// LanguageModelErrorCode is the JSON-RPC error code the client answers
+// kmx/languageModel/send with when it refuses or the provider fails; the
+// error's data is route.EditorErrorData, the class only.
+const LanguageModelErrorCode = -32803
 
 // ExampleParams names one example of an open (or on-disk) agent file.
 type ExampleParams struct {
@@ -220,6 +239,11 @@ type InitializationOptions struct {
 	// set and different from ours, initialize is refused.
 	ProtocolVersion string   `json:"protocolVersion,omitempty"`
 	Settings        Settings `json:"settings"`
+	// LanguageModels says the client serves kmx/languageModel/models and
+	// kmx/languageModel/send (VS Code's Language Model API): a non-fake
+	// model with no endpoint then runs on the editor route. Without it
+	// such a model is refused, as on the CLI.
+	LanguageModels bool `json:"languageModels,omitempty"`
 }
 
 // ConfigurationSettings is the settings field of
@@ -270,6 +294,15 @@ func Methods() []MethodSpec {
 		{MethodListRuns, CommandListRuns, DocumentParams{}, ListRunsResult{}, "the retained run journals of this file's agent, oldest first"},
 		{MethodClearJournals, CommandClearJournals, ClearJournalsParams{}, ClearJournalsResult{}, "delete one run or every run that is not executing"},
 		{MethodInspect, CommandInspectRun, InspectParams{}, InspectResult{}, "replay one retained run offline, with zero model calls"},
+	}
+}
+
+// ClientMethods lists the server → client requests with their params and
+// results.
+func ClientMethods() []MethodSpec {
+	return []MethodSpec{
+		{MethodLanguageModels, "", route.EditorModelsParams{}, route.EditorModelsResult{}, "server → client: the chat models VS Code offers now (the preflight lists them once per run)"},
+		{MethodLanguageModelSend, "", route.EditorSendParams{}, route.EditorSendResult{}, "server → client: one request to a preflight-resolved model; errors carry data {class}"},
 	}
 }
 

@@ -38,6 +38,10 @@ type client struct {
 	mu       sync.Mutex
 	received []message
 	signal   chan struct{}
+	// answer, when set, answers the server's kmx/languageModel/* requests
+	// (the extension's side of the editor route), each on its own
+	// goroutine so it may block until it is cancelled.
+	answer func(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
 // startServer runs lsp.Serve on one end of a pipe and returns a client on
@@ -89,10 +93,19 @@ func privateHome(t testing.TB) string {
 func (c *client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 	c.mu.Lock()
 	c.received = append(c.received, message{Method: req.Method(), Params: append(json.RawMessage(nil), req.Params()...)})
+	answer := c.answer
 	c.mu.Unlock()
 	select {
 	case c.signal <- struct{}{}:
 	default:
+	}
+	if _, isCall := req.(*jsonrpc2.Call); isCall && answer != nil && strings.HasPrefix(req.Method(), "kmx/languageModel/") {
+		params := append(json.RawMessage(nil), req.Params()...)
+		go func() {
+			res, err := answer(ctx, req.Method(), params)
+			_ = reply(ctx, res, err)
+		}()
+		return nil
 	}
 	return reply(ctx, nil, nil)
 }

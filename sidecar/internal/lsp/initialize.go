@@ -47,6 +47,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	}
 	s.state = stateInitialized
 	s.clientCap.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
+	s.clientCap.languageModels = opts.LanguageModels
 	if settingsProblem == "" {
 		s.settings = opts.Settings
 	}
@@ -55,7 +56,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	if settingsProblem != "" {
 		s.refuseSettings(ctx, "initializationOptions", settingsProblem)
 	}
-	s.log.Info("initialized", "protocol", ProtocolVersion, "workDoneProgress", p.Capabilities.Window.WorkDoneProgress)
+	s.log.Info("initialized", "protocol", ProtocolVersion, "workDoneProgress", p.Capabilities.Window.WorkDoneProgress, "languageModels", opts.LanguageModels)
 
 	commands := make([]string, 0, len(Commands()))
 	for id := range Commands() {

@@ -82,6 +82,8 @@ type Server struct {
 // acts on.
 type clientCapabilities struct {
 	workDoneProgress bool
+	// languageModels: the client serves the editor route's requests.
+	languageModels bool
 }
 
 // Serve runs a language server on stream until the client sends exit, the

@@ -76,6 +76,7 @@ func (s *Server) previewOptions(model string) localpreview.Options {
 		model = st.Model
 	}
 	return localpreview.Options{
+		Editor:         s.editorHost(),
 		Getenv:         s.opts.Getenv,
 		Model:          model,
 		StandingRoutes: true,

@@ -2,6 +2,7 @@ package protocolgen
 
 import (
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
 // KMXPath is where the generated contract lives, relative to the module
@@ -17,7 +18,11 @@ func KMX() Spec {
 			"Regenerate: go run ./sidecar/cmd/kmx-protocolgen",
 			"The contract between the kmx VS Code extension and `kmx lsp`; see docs/protocol.md.",
 		},
-		Consts: []Const{{Name: "ProtocolVersion", Value: lsp.ProtocolVersion, Doc: "Send as initializationOptions.protocolVersion; the server refuses any other."}},
+		Consts: []Const{
+			{Name: "ProtocolVersion", Value: lsp.ProtocolVersion, Doc: "Send as initializationOptions.protocolVersion; the server refuses any other."},
+			{Name: "LanguageModelErrorCode", Value: lsp.LanguageModelErrorCode, Doc: "JSON-RPC error code of a refused kmx/languageModel/send; data is EditorErrorData."},
+			{Name: "MaxEditorReplyBytes", Value: route.MaxEditorReplyBytes, Doc: "The largest editor reply text, in bytes."},
+		},
 		Groups: []Group{
 			{Name: "Commands", Doc: "workspace/executeCommand IDs; each takes one argument, the params of its method.", Entries: []Const{
 				{Name: "RunExample", Value: lsp.CommandRunExample, Doc: "ExampleParams with exampleId → ReportResult"},
@@ -37,17 +42,33 @@ func KMX() Spec {
 				{Name: "ClearJournals", Value: lsp.MethodClearJournals},
 				{Name: "Inspect", Value: lsp.MethodInspect},
 			}},
+			{Name: "ClientMethods", Doc: "Server → client requests (the editor route); sent only when initializationOptions.languageModels is true.", Entries: []Const{
+				{Name: "LanguageModels", Value: lsp.MethodLanguageModels},
+				{Name: "LanguageModelSend", Value: lsp.MethodLanguageModelSend},
+			}},
+			{Name: "EditorClasses", Doc: "data.class of a refused kmx/languageModel/send: the class only, never the provider's text.", Entries: []Const{
+				{Name: "ModelUnavailable", Value: string(route.EditorUnavailable)},
+				{Name: "NoPermissions", Value: string(route.EditorNoPermissions)},
+				{Name: "Blocked", Value: string(route.EditorBlocked)},
+				{Name: "ProviderError", Value: string(route.EditorProviderError)},
+				{Name: "Cancelled", Value: string(route.EditorCancelled)},
+				{Name: "Oversized", Value: string(route.EditorOversized)},
+			}},
 			{Name: "ProgressOutcomes", Doc: "value.outcome of the $/progress end notification.", Entries: []Const{
 				{Name: "Completed", Value: lsp.OutcomeCompleted},
 				{Name: "Failed", Value: lsp.OutcomeFailed},
 				{Name: "Cancelled", Value: lsp.OutcomeCancelled},
 			}},
 		},
-		RequestsName: "KmxRequests",
-		Types:        []any{lsp.InitializationOptions{}, lsp.ConfigurationSettings{}, lsp.ProgressValue{}},
+		RequestsName:       "KmxRequests",
+		ClientRequestsName: "KmxClientRequests",
+		Types:              []any{lsp.InitializationOptions{}, lsp.ConfigurationSettings{}, lsp.ProgressValue{}},
 	}
 	for _, m := range lsp.Methods() {
 		spec.Requests = append(spec.Requests, Request{Method: m.Method, Params: m.Params, Result: m.Result, Doc: m.Doc})
+	}
+	for _, m := range lsp.ClientMethods() {
+		spec.ClientRequests = append(spec.ClientRequests, Request{Method: m.Method, Params: m.Params, Result: m.Result, Doc: m.Doc})
 	}
 	return spec
 }

@@ -52,4 +52,9 @@ func TestKMXNamesEveryCommandAndMethod(t *testing.T) {
 			t.Errorf("method %s is not in the generated Methods", m.Method)
 		}
 	}
+	for _, m := range lsp.ClientMethods() {
+		if !groups["ClientMethods"][m.Method] {
+			t.Errorf("server → client method %s is not in the generated ClientMethods", m.Method)
+		}
+	}
 }

@@ -31,6 +31,10 @@ type Spec struct {
 	// params and result types, plus every type they reach.
 	RequestsName string
 	Requests     []Request
+	// ClientRequests are the server → client requests, emitted as a second
+	// interface named ClientRequestsName.
+	ClientRequestsName string
+	ClientRequests     []Request
 	// Types are extra roots to emit (with everything they reach).
 	Types []any
 }
@@ -61,7 +65,7 @@ type Request struct {
 // deterministic: types are emitted in the order first reached.
 func Generate(spec Spec) ([]byte, error) {
 	g := &gen{names: map[reflect.Type]string{}, taken: map[string]reflect.Type{}}
-	for _, r := range spec.Requests {
+	for _, r := range append(append([]Request(nil), spec.Requests...), spec.ClientRequests...) {
 		g.reach(reflect.TypeOf(r.Params))
 		g.reach(reflect.TypeOf(r.Result))
 	}
@@ -106,6 +110,19 @@ func Generate(spec Spec) ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "/** Each custom method with its params and result. */\nexport interface %s {\n", name)
 		for _, r := range spec.Requests {
+			doc(&b, "  ", r.Doc)
+			fmt.Fprintf(&b, "  %s: { params: %s; result: %s };\n", strconv.Quote(r.Method), g.ts(reflect.TypeOf(r.Params)), g.ts(reflect.TypeOf(r.Result)))
+		}
+		b.WriteString("}\n")
+	}
+	if len(spec.ClientRequests) > 0 {
+		b.WriteString("\n")
+		name := spec.ClientRequestsName
+		if name == "" {
+			name = "ClientRequests"
+		}
+		fmt.Fprintf(&b, "/** Each server → client method with its params and result. */\nexport interface %s {\n", name)
+		for _, r := range spec.ClientRequests {
 			doc(&b, "  ", r.Doc)
 			fmt.Fprintf(&b, "  %s: { params: %s; result: %s };\n", strconv.Quote(r.Method), g.ts(reflect.TypeOf(r.Params)), g.ts(reflect.TypeOf(r.Result)))
 		}

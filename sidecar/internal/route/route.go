@@ -1,6 +1,7 @@
 // Package route owns the model routes kmx can send a request on (the
-// deterministic fake model and OpenAI-compatible endpoints with strict reply
-// checks; the editor's models are not built yet) and the one interface the
+// deterministic fake model, OpenAI-compatible endpoints with strict reply
+// checks, and the editor route: the models VS Code offers, reached through
+// an EditorHost and resolved once per invocation) and the one interface the
 // harness calls them through.
 //
 // A route never retries, never falls back to another model and never
