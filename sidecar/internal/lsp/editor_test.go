@@ -68,7 +68,6 @@ type scriptedEditor struct {
 	mu     sync.Mutex
 	lists  int
 	sends  []route.EditorSendParams
-	inSend chan struct{}
 }
 
 func (e *scriptedEditor) answer(ctx context.Context, method string, raw json.RawMessage) (any, error) {
