@@ -65,9 +65,9 @@ type scriptedEditor struct {
 	// reply answers one send; nil answers "Release notes: " + the input.
 	reply func(ctx context.Context, n int, p route.EditorSendParams) (any, error)
 
-	mu     sync.Mutex
-	lists  int
-	sends  []route.EditorSendParams
+	mu    sync.Mutex
+	lists int
+	sends []route.EditorSendParams
 }
 
 func (e *scriptedEditor) answer(ctx context.Context, method string, raw json.RawMessage) (any, error) {
