@@ -30,6 +30,15 @@ if [ -x "$bin" ] && [ -f "$manifest" ] && grep -q "\"version\": \"$version\"" "$
 fi
 
 mkdir -p "$cache"
+# Several checkouts on one machine share this cache and their test runs
+# start at the same moment: concurrent npm installs into one prefix undo
+# each other, so one installs at a time and the others reuse its result.
+exec 7>"$cache.lock"
+flock 7
+if [ -x "$bin" ] && [ -f "$manifest" ] && grep -q "\"version\": \"$version\"" "$manifest"; then
+	echo "$bin"
+	exit 0
+fi
 # Install logs go to stderr: stdout carries only the binary's path.
 npm install --prefix "$cache" --no-audit --no-fund --loglevel=error "$pkg@$version" >&2
 if [ ! -x "$bin" ]; then

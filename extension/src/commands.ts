@@ -3,9 +3,11 @@
 // palette calls them with none, and the active editor fills it in.
 import * as vscode from "vscode";
 import type { ExplainView } from "./explainView";
+import { modelChoices } from "./lmMapping";
 import { type ExampleParams, Methods, type ReportResult } from "./protocol";
 import type { ReplayPanel } from "./replayPanel";
 import { runVerdictText, summaryLine } from "./results";
+import { readSettings } from "./settings";
 import type { Sidecar } from "./sidecar";
 import type { ModelStatus } from "./statusBar";
 import { errorText, type KmxTests } from "./testing";
@@ -46,7 +48,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       await deps.replay.show(runId);
     },
     "kmx.clearJournals": () => clearJournals(deps),
-    "kmx.selectModel": () => selectModel(),
+    "kmx.selectModel": () => selectModel(deps),
     "kmx.showLogs": () => {
       deps.sidecar.log.show(true);
       return Promise.resolve();
@@ -209,15 +211,21 @@ async function clearJournals(deps: CommandDeps): Promise<void> {
   void vscode.window.showInformationMessage(`kmx: ${res.message}`);
 }
 
-async function selectModel(): Promise<void> {
+async function selectModel(deps: CommandDeps): Promise<void> {
   const c = vscode.workspace.getConfiguration("kmx");
   const current = c.get<string>("model", "");
-  const items: (vscode.QuickPickItem & { value: string | undefined })[] = [
-    { label: "Each file's model", description: current === "" ? "current" : "", detail: "Use the model: line of each agent file (else the default).", value: "" },
-    { label: "fake", description: current === "fake" ? "current" : "", detail: "The offline deterministic model: no network, no credential.", value: "fake" },
-    { label: "Another model id…", detail: "An exact model id for kmx.endpoint (set the endpoint and key variable name in Settings).", value: undefined },
-  ];
-  const pick = await vscode.window.showQuickPick(items, { title: "kmx: Select Model", placeHolder: `current: ${current === "" ? "each file's model" : current}` });
+  // Every model VS Code offers (Copilot or any installed provider), then
+  // fake; with an endpoint set, any exact id the endpoint serves too.
+  const models = await vscode.lm.selectChatModels();
+  const items: (vscode.QuickPickItem & { value: string | undefined })[] = modelChoices(models, current);
+  if (readSettings().endpoint !== undefined) {
+    items.push({ label: "Another model id…", description: "", detail: "An exact model id kmx.endpoint serves.", value: undefined });
+  }
+  const pick = await vscode.window.showQuickPick(items, {
+    title: "kmx: Select Model",
+    placeHolder: `current: ${current === "" ? "each file's model" : current}`,
+    matchOnDescription: true,
+  });
   if (pick === undefined) {
     return;
   }
@@ -230,4 +238,5 @@ async function selectModel(): Promise<void> {
   }
   const target = vscode.workspace.workspaceFolders !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
   await c.update("model", value.trim() === "" ? undefined : value.trim(), target);
+  deps.status.settingsChanged();
 }

@@ -22,6 +22,7 @@ import {
   type WorkDoneProgressEnd,
   type WorkDoneProgressReport,
 } from "vscode-languageclient/node";
+import { LanguageModelHost } from "./languageModels";
 import { type InitializationOptions, type KmxRequests, ProtocolVersion, type ProgressValue } from "./protocol";
 import { RestartBudget } from "./restart";
 import { resolveServerPath } from "./serverPath";
@@ -49,6 +50,8 @@ export class Sidecar implements vscode.Disposable {
   private tokens = 0;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly readyEmitter = new vscode.EventEmitter<void>();
+  /** Answers the sidecar's editor-route requests through vscode.lm. */
+  private readonly lm: LanguageModelHost;
   /** Fires each time a server has started (first start and restarts). */
   readonly onReady = this.readyEmitter.event;
 
@@ -57,6 +60,7 @@ export class Sidecar implements vscode.Disposable {
     /** The sidecar's stderr log, and what the extension says about it. */
     readonly log: vscode.OutputChannel,
   ) {
+    this.lm = new LanguageModelHost(log);
     this.disposables.push(
       this.readyEmitter,
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -112,7 +116,8 @@ export class Sidecar implements vscode.Disposable {
     }
     this.log.appendLine(`starting ${where.path} lsp (from ${where.source === "setting" ? "kmx.sidecarPath" : "the extension's bundled binary"})`);
     const server: ServerOptions = { command: where.path, args: ["lsp"], transport: TransportKind.stdio };
-    const init: InitializationOptions = { protocolVersion: ProtocolVersion, settings: readSettings() };
+    // languageModels: this client serves kmx/languageModel/* (the editor route).
+    const init: InitializationOptions = { protocolVersion: ProtocolVersion, settings: readSettings(), languageModels: true };
     const options: LanguageClientOptions = {
       documentSelector: [{ scheme: "file", pattern: "**/*.agent.md" }],
       outputChannel: this.log,
@@ -131,6 +136,7 @@ export class Sidecar implements vscode.Disposable {
     };
     const client = new KmxLanguageClient("kmx", "kmx", server, options);
     this.client = client;
+    this.disposables.push(...this.lm.register(client));
     client.onDidChangeState(() => {
       if (client.isRunning()) {
         this.readyEmitter.fire();

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { errorClass, HandleTable, mapMessages, modelChoices, ReplyCollector } from "../../src/lmMapping";
+
+describe("mapMessages", () => {
+  it("sends the instructions as the first User message, in order", () => {
+    assert.deepEqual(
+      mapMessages([
+        { role: "system", content: "You draft release notes." },
+        { role: "user", content: "Ada" },
+      ]),
+      [
+        { role: "user", content: "You draft release notes." },
+        { role: "user", content: "Ada" },
+      ],
+    );
+  });
+  it("keeps assistant turns and refuses unknown roles", () => {
+    assert.deepEqual(mapMessages([{ role: "assistant", content: "x" }]), [{ role: "assistant", content: "x" }]);
+    assert.throws(() => mapMessages([{ role: "tool", content: "x" }]), /unknown message role "tool"/);
+    assert.deepEqual(mapMessages(null), []);
+  });
+});
+
+describe("ReplyCollector", () => {
+  const id = { vendor: "copilot", id: "gpt-4.1", family: "gpt-4.1", version: "1" };
+  it("joins text parts and keeps tool-call parts", () => {
+    const c = new ReplyCollector(100);
+    assert.equal(c.addText("Release "), true);
+    assert.equal(c.addText("notes:"), true);
+    c.addToolCall("c1", "search", { q: "x" });
+    c.addToolCall("c2", "list", "not an object");
+    assert.deepEqual(c.result(id), {
+      model: id,
+      text: "Release notes:",
+      toolCalls: [
+        { callId: "c1", name: "search", input: { q: "x" } },
+        { callId: "c2", name: "list", input: { value: "not an object" } },
+      ],
+    });
+  });
+  it("stops at the cap, counting UTF-8 bytes", () => {
+    const c = new ReplyCollector(4);
+    assert.equal(c.addText("éé"), true); // 4 bytes
+    assert.equal(c.addText("a"), false);
+  });
+});
+
+describe("errorClass", () => {
+  it("maps LanguageModelError codes and never uses the message", () => {
+    assert.equal(errorClass({ code: "NoPermissions", message: "secret" }, false), "no-permissions");
+    assert.equal(errorClass({ code: "Blocked" }, false), "blocked");
+    assert.equal(errorClass({ code: "NotFound" }, false), "model-unavailable");
+    assert.equal(errorClass(new Error("boom"), false), "provider-error");
+    assert.equal(errorClass(undefined, false), "provider-error");
+  });
+  it("says cancelled when the token fired, whatever was thrown", () => {
+    assert.equal(errorClass({ code: "Blocked" }, true), "cancelled");
+    assert.equal(errorClass({ name: "Canceled" }, false), "cancelled");
+  });
+});
+
+describe("HandleTable", () => {
+  it("finds each listing's objects by handle and forgets old listings", () => {
+    const t = new HandleTable<string>(2);
+    const a = t.add(["a0", "a1"]);
+    const b = t.add(["b0"]);
+    assert.deepEqual(a, ["1:0", "1:1"]);
+    assert.equal(t.get(a[1] ?? ""), "a1");
+    assert.equal(t.get(b[0] ?? ""), "b0");
+    t.add(["c0"]);
+    assert.equal(t.get("1:0"), undefined);
+    assert.equal(t.get("2:0"), "b0");
+    assert.equal(t.get("nonsense"), undefined);
+    assert.equal(t.get("2:9"), undefined);
+  });
+});
+
+describe("modelChoices", () => {
+  it("lists each file's model, every offered model by qualified name, then fake", () => {
+    const models = [{ id: "gpt-4.1", name: "GPT-4.1", vendor: "copilot", family: "gpt-4.1", version: "1" }];
+    const got = modelChoices(models, "GPT-4.1 (copilot)");
+    assert.deepEqual(
+      got.map((c) => [c.label, c.value]),
+      [
+        ["Each file's model", ""],
+        ["GPT-4.1", "GPT-4.1 (copilot)"],
+        ["fake", "fake"],
+      ],
+    );
+    assert.match(got[1]?.description ?? "", /current/);
+  });
+});
