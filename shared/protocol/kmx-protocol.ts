@@ -100,6 +100,7 @@ export interface ExamplesResult {
   documentVersion: number;
   state: string;
   agentId?: string;
+  agentName?: string;
   revision?: string;
   examplesHeading?: Range;
   examples: ExampleInfo[] | null;
@@ -186,6 +187,7 @@ export interface Report {
 /** Go: localpreview.AgentRef */
 export interface AgentRef {
   id?: string;
+  name?: string;
   path: string;
   revision?: string;
 }

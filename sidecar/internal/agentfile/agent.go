@@ -105,12 +105,24 @@ const (
 // Agent is one parsed agent file. Fields hold decoded values (YAML escapes
 // resolved, comments discarded).
 type Agent struct {
-	// ID is the frontmatter name, else the file name without ".agent.md".
-	ID          string
+	// ID is the file name without ".agent.md" (see IDFromFileName): the
+	// name journals, retained failures and reports file results under.
+	ID string
+	// Name is the frontmatter `name`, a display name in VS Code's format
+	// ("C# Expert"); empty when the header has none. DisplayName falls back
+	// to the ID.
+	Name        string
 	Description string
-	// Model is the preferred model; nil when the frontmatter has no model key
-	// (omitted stays omitted, distinct from an empty string).
+	// Model is the preferred model, the first of Models; nil when the
+	// frontmatter has no model key (omitted stays omitted, distinct from an
+	// empty string).
 	Model *string
+	// Models lists every model the header names, in order: VS Code uses the
+	// first one that resolves. One entry for `model: NAME`.
+	Models []string
+	// Tools holds the tool references exactly as written (a tool name, a
+	// tool set, `set/tool`, `server/*`, an MCP server name with dots), each
+	// once, in source order.
 	Tools []Tool
 	// Instructions is the text between the frontmatter and the Examples
 	// heading (the whole body when there is no Examples heading).
@@ -123,7 +135,16 @@ type Agent struct {
 	Revision string
 }
 
-// Tool is one declared tool name.
+// DisplayName is the name shown in lenses, the Test Explorer and reports:
+// the header's `name`, else the agent ID.
+func (a *Agent) DisplayName() string {
+	if a.Name != "" {
+		return a.Name
+	}
+	return a.ID
+}
+
+// Tool is one declared tool reference, as written in the header.
 type Tool struct {
 	Name  string
 	Range Range

@@ -21,7 +21,7 @@ func TestUnfinishedAndInvalidCases(t *testing.T) {
 		{"frontmatter opener being typed", "--", Unfinished, []string{UnfinishedFrontmatter}, nil},
 		{"frontmatter without closer", "---\nname: x\nmodel: fa", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
 		{"frontmatter closer being typed", "---\nname: x\n--", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
-		{"complete frontmatter entry is still checked", "---\nmodel: [a]\nname: x", Invalid, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, []string{CodeModelNotString}},
+		{"complete frontmatter entry is still checked", "---\nmodel: {a: b}\nname: x", Invalid, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, []string{CodeModelNotString}},
 		{"frontmatter list under a key being typed", "---\ntools:\n- ping\n- pi", Unfinished, []string{UnfinishedFrontmatter, UnfinishedFrontmatterEntry}, nil},
 		{"heading being typed", "Do it.\n\n## Exam", Unfinished, []string{UnfinishedHeading}, nil},
 		{"lower-case heading is just a heading", "Do it.\n\n## examples\n", Valid, nil, []string{CodeNoExamples}},
@@ -146,7 +146,7 @@ func TestRangesAreExact(t *testing.T) {
 		{"invalid regex points at the pattern", examplesHead + "```yaml\n- id: a\n  input: b\n  assert:\n    - regex: '(ok'\n```\n", CodeBadRegex, "'(ok'"},
 		{"unknown assertion names the type", examplesHead + "```yaml\n- id: a\n  input: b\n  assert:\n    - equals: x\n```\n", CodeUnknownAssertion, "equals"},
 		{"repeated key points at the repeat", "---\nmodel: a\nmodel: b\n---\n", CodeRepeatedKey, "model"},
-		{"bad tool name", "---\ntools: [ok, \"b a d\"]\n---\n", CodeBadToolName, `"b a d"`},
+		{"bad tool reference", "---\ntools: [ok, \" b a d\"]\n---\n", CodeBadToolName, `" b a d"`},
 		{"input too large covers the entry", examplesHead + "```yaml\n- id: a\n  input: " + strings.Repeat("x", MaxInputBytes+1) + "\n```\n", CodeInputTooLarge, "input: " + strings.Repeat("x", MaxInputBytes+1)},
 		{"unicode before the value", examplesHead + "```yaml\n- id: a\n  input: b\n  assert: [{contains: ünï🚀}, {regex: \"(ok\"}]\n```\n", CodeBadRegex, `"(ok"`},
 	}
@@ -168,7 +168,7 @@ func TestRangesAreExact(t *testing.T) {
 }
 
 func TestPositionsCountUTF16(t *testing.T) {
-	src := "---\ntools: [\U0001F680ok, \"b a d\"]\n---\n"
+	src := "---\ntools: [\U0001F680ok, \"b a d \"]\n---\n"
 	r := Parse("t.agent.md", []byte(src))
 	for _, d := range r.Diagnostics {
 		if d.Code == CodeBadToolName && strings.Contains(d.Message, "b a d") {

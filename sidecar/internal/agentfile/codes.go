@@ -10,6 +10,8 @@ const (
 	CodeUnknownFrontmatter = "KMX1004"
 	CodeBadName            = "KMX1005"
 	CodeDescriptionNotStr  = "KMX1006"
+	CodeBadFileName        = "KMX1007"
+	CodePreviewNote        = "KMX1008"
 	CodeRepeatedKey        = "KMX1010"
 	CodeUnfinished         = "KMX1100"
 
@@ -58,10 +60,12 @@ func Codes() []CodeInfo {
 	return []CodeInfo{
 		{CodeYAMLSyntax, SeverityError, "YAML does not parse", "Fix the YAML syntax on the reported line (indentation, quotes, a missing ':')."},
 		{CodeFrontmatterNotMap, SeverityError, "Frontmatter is not a mapping", "Write the frontmatter as `key: value` lines between the two `---` lines."},
-		{CodeModelNotString, SeverityError, "model is not a string", "Set `model:` to one model name such as `fake`, or remove the key."},
-		{CodeUnknownFrontmatter, SeverityWarning, "Unknown frontmatter key", "kmx ignores the key; remove it or check its spelling (name, description, model, tools)."},
-		{CodeBadName, SeverityError, "name is not a valid agent ID", "Use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit."},
+		{CodeModelNotString, SeverityError, "model is not a name or a list of names", "Set `model:` to a model name such as `fake`, or a list of names tried in order, or remove the key."},
+		{CodeUnknownFrontmatter, SeverityWarning, "Unknown header key", "Neither VS Code nor kmx reads the key; remove it or check its spelling against the header table in docs/agent-file.md."},
+		{CodeBadName, SeverityError, "name is not one line of text", "Write the display name as one line, such as `name: Release notes`, or remove the key."},
 		{CodeDescriptionNotStr, SeverityError, "description is not a string", "Write the description as one string."},
+		{CodeBadFileName, SeverityError, "File name cannot make the agent ID", "Rename the file so the part before .agent.md is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit."},
+		{CodePreviewNote, SeverityInformation, "Header key a local preview does not act on", "Nothing to change: the preview runs the agent alone (no MCP servers started, no handoffs followed, no hooks run)."},
 		{CodeRepeatedKey, SeverityError, "Key repeated in a mapping", "Keep one of the repeated keys; YAML would silently drop the other."},
 		{CodeUnfinished, SeverityInformation, "Still being written", "Finish the construct the file ends in (close the frontmatter, the Examples block or the example)."},
 		{CodeNoExamples, SeverityInformation, "No Examples section: nothing to test", "Add a `## Examples` heading with a ```yaml block listing examples."},
@@ -81,10 +85,10 @@ func Codes() []CodeInfo {
 		{CodeNoRubric, SeverityError, "llmJudge without rubric", "Add a non-empty `rubric:` saying what the judge should look for."},
 		{CodeBadThreshold, SeverityError, "threshold is not an integer from 0 to 100", "Set `threshold:` to a whole number from 0 to 100, or remove it for the default."},
 		{CodeAssertUndeclared, SeverityError, "Tool assertion names an undeclared tool", "Declare the tool in the frontmatter `tools:` list, or fix the name."},
-		{CodeToolsNotList, SeverityError, "tools is not a list of names", "Write `tools: [name, other]` or one `- name` per line."},
-		{CodeBadToolName, SeverityError, "Bad tool name", "Use 1-64 letters, digits, '_' or '-' in a tool name."},
-		{CodeDuplicateTool, SeverityError, "Duplicate tool name", "List each tool once."},
-		{CodeTooManyTools, SeverityError, "More than 32 tools", "Declare at most 32 tools."},
+		{CodeToolsNotList, SeverityError, "tools is not a list of references", "Write `tools: [name, 'set/tool', 'server/*']` or one `- reference` per line."},
+		{CodeBadToolName, SeverityError, "Bad tool reference", "Write the reference on one line, without surrounding spaces, at most 256 bytes."},
+		{CodeDuplicateTool, SeverityWarning, "Tool listed twice", "Remove the repeated entry; it counts once."},
+		{CodeTooManyTools, SeverityError, "More than 32 tools", "List at most 32 unique tool references."},
 		{CodeRecordingUndecl, SeverityError, "Recording names an undeclared tool", "Declare the tool in the frontmatter `tools:` list, or fix the name."},
 		{CodeMalformedRecording, SeverityError, "Malformed tool recording", "Write `NAME: {recorded: {calls: [{arguments: ..., result: ...}]}}`; `calls: []` means pending."},
 		{CodeCredential, SeverityError, "Credential-shaped content", "Remove the credential from the file and rotate it; refer to secrets by environment variable name only."},

@@ -3,7 +3,6 @@ package agentfile
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"path"
 	"sort"
 	"strings"
 
@@ -40,6 +39,7 @@ const examplesHeading = "## Examples"
 
 // parser holds the state of one Parse call; it is never shared.
 type parser struct {
+	name       string
 	src        *source
 	agent      *Agent
 	diags      []Diagnostic
@@ -73,7 +73,8 @@ type parser struct {
 }
 
 // Parse reads one agent file. name is the file name or path and is used
-// only for the default agent ID (its base name without ".agent.md"). Parse
+// only for the agent ID (its base name without ".agent.md", see
+// IDFromFileName); an empty name gives an empty ID and no KMX1007. Parse
 // is a pure function of its arguments and keeps nothing between calls (an
 // editor re-parsing one document uses a Parser instead).
 //
@@ -91,6 +92,7 @@ func newParser(name string, src []byte) *parser {
 	sum := sha256.Sum256(src)
 	return &parser{
 		src:        newSource(string(src)),
+		name:       name,
 		agent:      &Agent{ID: defaultID(name), Revision: hex.EncodeToString(sum[:])},
 		declared:   map[string]bool{},
 		toolsKnown: true,
@@ -100,6 +102,7 @@ func newParser(name string, src []byte) *parser {
 
 func (p *parser) parse() Result {
 	p.scanCredentials()
+	p.checkFileID(p.name)
 	if body := p.frontmatter(); body >= 0 {
 		p.body(body)
 	}
@@ -108,11 +111,11 @@ func (p *parser) parse() Result {
 }
 
 func defaultID(name string) string {
-	base := path.Base(strings.ReplaceAll(name, "\\", "/"))
-	if base == "." || base == "/" {
+	if name == "" {
 		return ""
 	}
-	return strings.TrimSuffix(base, ".agent.md")
+	id, _ := IDFromFileName(name)
+	return id
 }
 
 func (p *parser) result() Result {

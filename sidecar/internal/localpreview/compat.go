@@ -92,7 +92,7 @@ func withholdCredentialEcho(rep *Report, rt *routes) {
 		}
 		return false
 	}
-	for _, p := range []*string{&rep.Agent.Path, &rep.Agent.ID, &rep.Agent.Revision} {
+	for _, p := range []*string{&rep.Agent.Path, &rep.Agent.ID, &rep.Agent.Name, &rep.Agent.Revision} {
 		if holds(*p) {
 			*p = withheld
 		}
@@ -128,7 +128,7 @@ func checkCredentialEcho(path string, plan *Plan, rt *routes) error {
 	}
 	a := plan.Agent
 	type field struct{ what, text string }
-	fields := []field{{"the agent file path", path}, {"the instructions", a.Instructions}, {"the agent id", a.ID}, {"the revision", a.Revision}, {"the model name", rt.agent.Model}}
+	fields := []field{{"the agent file path", path}, {"the instructions", a.Instructions}, {"the agent id", a.ID}, {"the agent name", a.Name}, {"the revision", a.Revision}, {"the model name", rt.agent.Model}}
 	if plan.AdHoc != nil {
 		fields = append(fields, field{"the ad-hoc input", *plan.AdHoc})
 	}

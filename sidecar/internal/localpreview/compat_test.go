@@ -790,7 +790,7 @@ func TestCompatibleRefusalsBeforeAnything(t *testing.T) {
 		{name: "credential in example id", body: strings.Replace(compatAgent, "id: beta", "id: beta-"+key, 1), opts: Options{Endpoint: ep, KeyEnv: "K"}, want: "the id of an example contains"},
 		{name: "credential in example input", body: strings.Replace(compatAgent, "second question", "second "+key, 1), opts: Options{Endpoint: ep, KeyEnv: "K"}, want: `the input of example "beta" contains`},
 		{name: "credential in ad-hoc input", body: compatAgent, opts: Options{Endpoint: ep, KeyEnv: "K"}, input: &adHoc, want: "the ad-hoc input contains"},
-		{name: "credential in agent id", body: strings.Replace(compatAgent, "name: compat-agent", "name: a-"+key, 1), opts: Options{Endpoint: ep, KeyEnv: "K"}, want: "the agent id contains"},
+		{name: "credential in agent name", body: strings.Replace(compatAgent, "name: compat-agent", "name: a-"+key, 1), opts: Options{Endpoint: ep, KeyEnv: "K"}, want: "the agent name contains"},
 		{name: "credential in model name", body: compatAgent, opts: Options{Endpoint: ep, KeyEnv: "K", Model: "m-" + key}, want: "model name contains the endpoint credential"},
 		{name: "credential in assertion operand", body: strings.Replace(compatAgent, "nowhere-in-the-answer", key, 1), opts: Options{Endpoint: ep, KeyEnv: "K"}, want: `assertion 1 of example "beta" contains`},
 		{name: "credential in rubric", body: strings.Replace(judgedAgent("judge-m"), "is a haiku", "is "+key, 1), opts: Options{Endpoint: ep, KeyEnv: "K"}, want: `assertion 1 of example "judged" contains`},

@@ -48,7 +48,9 @@ type Report struct {
 
 // AgentRef identifies the agent file a report is about.
 type AgentRef struct {
-	ID       string `json:"id,omitempty"`
+	ID string `json:"id,omitempty"`
+	// Name is the header's display name, absent when it has none.
+	Name     string `json:"name,omitempty"`
 	Path     string `json:"path"`
 	Revision string `json:"revision,omitempty"`
 }

@@ -153,6 +153,7 @@ func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan
 	res := agentfile.Parse(req.Path, req.Source)
 	if res.Agent != nil {
 		rep.Agent.ID = res.Agent.ID
+		rep.Agent.Name = res.Agent.Name
 		rep.Agent.Revision = res.Agent.Revision
 	}
 	plan := &Plan{Agent: res.Agent}

@@ -112,9 +112,11 @@ type ExamplesResult struct {
 	URI             string `json:"uri"`
 	DocumentVersion int32  `json:"documentVersion"`
 	// State is "valid", "unfinished" or "invalid"; only a valid file runs.
-	State    string `json:"state"`
-	AgentID  string `json:"agentId,omitempty"`
-	Revision string `json:"revision,omitempty"`
+	State   string `json:"state"`
+	AgentID string `json:"agentId,omitempty"`
+	// AgentName is the display name: the header's `name`, else the ID.
+	AgentName string `json:"agentName,omitempty"`
+	Revision  string `json:"revision,omitempty"`
 	// ExamplesHeading is the "## Examples" line, absent without one.
 	ExamplesHeading *agentfile.Range `json:"examplesHeading,omitempty"`
 	Examples        []ExampleInfo    `json:"examples"`

@@ -41,7 +41,7 @@ func (s *Server) examples(_ context.Context, raw json.RawMessage) (any, error) {
 	if a == nil {
 		return out, nil
 	}
-	out.AgentID, out.Revision, out.ExamplesHeading = a.ID, a.Revision, a.ExamplesHeading
+	out.AgentID, out.AgentName, out.Revision, out.ExamplesHeading = a.ID, a.DisplayName(), a.Revision, a.ExamplesHeading
 	out.Tools = readToolSettings(uriPath(p.URI), a.Tools)
 	for _, ex := range a.Examples {
 		info := ExampleInfo{ID: ex.ID, Range: ex.Range, FullRange: ex.FullRange, Assertions: []AssertionSummary{}}

@@ -86,7 +86,7 @@ func TestExamplesForTheTestExplorer(t *testing.T) {
 	// Not open: read from disk.
 	var ex lsp.ExamplesResult
 	c.mustCall(lsp.MethodExamples, lsp.DocumentParams{URI: fileURI(path)}, &ex)
-	if ex.State != "valid" || ex.AgentID != "tooled" || ex.DocumentVersion != 0 || ex.ProtocolVersion != lsp.ProtocolVersion {
+	if ex.State != "valid" || ex.AgentID != "x" || ex.AgentName != "tooled" || ex.DocumentVersion != 0 || ex.ProtocolVersion != lsp.ProtocolVersion {
 		t.Fatalf("result = %+v", ex)
 	}
 	if len(ex.Examples) != 1 || ex.Examples[0].ID != "one" || ex.Examples[0].Range.Start.Line != 10 {
