@@ -14,5 +14,10 @@ export function readSettings(): Settings {
       out[k] = v;
     }
   }
+  // Sent as set; the server refuses anything outside 1 to 32 and says so.
+  const concurrency = c.get<number>("concurrency");
+  if (typeof concurrency === "number") {
+    out.concurrency = concurrency;
+  }
   return out;
 }

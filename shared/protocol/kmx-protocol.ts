@@ -543,6 +543,7 @@ export interface Settings {
   keyEnv?: string;
   judgeEndpoint?: string;
   judgeKeyEnv?: string;
+  concurrency?: number;
 }
 
 /** Go: lsp.ConfigurationSettings */

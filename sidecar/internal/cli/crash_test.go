@@ -276,7 +276,7 @@ func stoppedRun(t *testing.T, bin, h, file string) string {
 // TestKilledTestRunsLeaveVerifiableJournals kills the real kmx test binary
 // with SIGKILL at random points, on a shared state folder so every start
 // runs retention over the wreckage of earlier kills, and checks the crash
-// contract after each kill. Two runs execute throughout, one in this
+// contract after each kill, at concurrency 1 and 8. Two runs execute throughout, one in this
 // process and one in a frozen kmx process: retention must never touch them.
 func TestKilledTestRunsLeaveVerifiableJournals(t *testing.T) {
 	bin := kmxBinary(t)
@@ -320,7 +320,13 @@ func TestKilledTestRunsLeaveVerifiableJournals(t *testing.T) {
 	var o outcome
 	for i := range trials {
 		before := runIDs(t, dir)
-		cmd := kmxCmd(bin, h, "test", small, "--json")
+		// Every other kill lands in a run with eight examples in flight,
+		// each in its own Session in the one journal.
+		concurrency := "1"
+		if i%2 == 0 {
+			concurrency = "8"
+		}
+		cmd := kmxCmd(bin, h, "test", small, "--json", "--concurrency", concurrency)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,7 @@ func runOptions(env Env, rf routeFlags) localpreview.Options {
 		KeyEnv:        rf.keyEnv,
 		JudgeEndpoint: rf.judgeEndpoint,
 		JudgeKeyEnv:   rf.judgeKeyEnv,
+		Concurrency:   rf.concurrency.n,
 		Version:       Version,
 	}
 }

@@ -95,6 +95,7 @@ func isHelp(args []string) bool {
 // routeFlags are the model-route settings every executing command takes.
 type routeFlags struct {
 	model, endpoint, keyEnv, judgeEndpoint, judgeKeyEnv string
+	concurrency                                         concurrencyFlag
 }
 
 func (r *routeFlags) register(fs *flag.FlagSet) {

@@ -11,7 +11,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
-const mcpUsage = "kmx mcp [--endpoint URL] [--key-env NAME] [--judge-endpoint URL] [--judge-key-env NAME]"
+const mcpUsage = "kmx mcp [--endpoint URL] [--key-env NAME] [--judge-endpoint URL] [--judge-key-env NAME] [--concurrency N]"
 
 // runMCP serves the MCP tools Run, Test and Explain on stdin/stdout until
 // the client closes stdin. Stdout carries only the protocol; the log goes
@@ -24,6 +24,7 @@ func runMCP(ctx context.Context, env Env, args []string) error {
 	fs.StringVar(&rf.keyEnv, "key-env", "", "NAME of the environment variable holding the endpoint's bearer credential")
 	fs.StringVar(&rf.judgeEndpoint, "judge-endpoint", "", "OpenAI-compatible base URL for llmJudge samples")
 	fs.StringVar(&rf.judgeKeyEnv, "judge-key-env", "", "NAME of the environment variable holding the judge endpoint's credential")
+	rf.registerConcurrency(fs)
 	// --http is for the conformance suite only, so it is not in the usage.
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on this loopback address instead of stdio (tests only)")
 	level := fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
@@ -46,6 +47,7 @@ func runMCP(ctx context.Context, env Env, args []string) error {
 		KeyEnv:        rf.keyEnv,
 		JudgeEndpoint: rf.judgeEndpoint,
 		JudgeKeyEnv:   rf.judgeKeyEnv,
+		Concurrency:   rf.concurrency.n,
 		Getenv:        env.Getenv,
 		Version:       Version,
 		Logger:        slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})),

@@ -9,7 +9,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
-const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--json]"
+const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--json]"
 
 func runRun(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet("run")
@@ -22,6 +22,7 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	fs.Var(&inputFile, "input-file", "read the ad-hoc input from `PATH` (- for standard input)")
 	fs.BoolVar(&asJSON, "json", false, "print the JSON report (answers included)")
 	rf.register(fs)
+	rf.registerConcurrency(fs)
 	pos, err := parseInterspersed(fs, args, runUsage)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
-const testUsage = "kmx test FILE [--example ID]... [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--json] [--junit PATH]"
+const testUsage = "kmx test FILE [--example ID]... [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--json] [--junit PATH]"
 
 func runTest(ctx context.Context, env Env, args []string) error {
 	if len(args) > 0 && args[0] == "explain" {
@@ -22,6 +22,7 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	fs.BoolVar(&asJSON, "json", false, "print the safe JSON report")
 	fs.StringVar(&junit, "junit", "", "also write a JUnit XML report to `PATH`")
 	rf.register(fs)
+	rf.registerConcurrency(fs)
 	pos, err := parseInterspersed(fs, args, testUsage)
 	if err != nil {
 		return err

@@ -104,7 +104,9 @@ func TestCanaryCredentialAppearsNowhere(t *testing.T) {
 	}
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	env := append(os.Environ(), "KMX_HOME="+home, "SSL_CERT_FILE="+certFile, "KMX_CANARY_KEY="+canary)
-	route := []string{"--endpoint", srv.base(), "--key-env", "KMX_CANARY_KEY"}
+	// One at a time: the refused echo would otherwise cancel the examples
+	// running beside it, and this test checks each one's own verdict.
+	route := []string{"--endpoint", srv.base(), "--key-env", "KMX_CANARY_KEY", "--concurrency", "1"}
 
 	type outcome struct {
 		name           string

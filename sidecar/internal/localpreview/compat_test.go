@@ -189,7 +189,7 @@ func TestCompatibleTestOneRequestPerExample(t *testing.T) {
 			srv := newChatServer(t, tc.tls, echo)
 			key := testCredential(t)
 			home := testutil.PrivateDir(t)
-			opts := Options{StateDir: home, Endpoint: srv.base(), KeyEnv: tc.keyEnv, HTTPClient: srv.client(), Getenv: envOf(map[string]string{"KMX_TEST_KEY": key})}
+			opts := Options{Concurrency: 1, StateDir: home, Endpoint: srv.base(), KeyEnv: tc.keyEnv, HTTPClient: srv.client(), Getenv: envOf(map[string]string{"KMX_TEST_KEY": key})}
 			rep, err := Test(context.Background(), opts, agentRequest(t, compatAgent))
 			if err != nil {
 				t.Fatalf("Test: %v", err)
@@ -387,7 +387,7 @@ func TestCompatibleReplyCorpusThroughRunner(t *testing.T) {
 				return chatReply{body: okBody(c.Model, "second answer")}
 			})
 			home := testutil.PrivateDir(t)
-			rep, err := Test(context.Background(), Options{StateDir: home, Endpoint: srv.base()}, agentRequest(t, agent))
+			rep, err := Test(context.Background(), Options{Concurrency: 1, StateDir: home, Endpoint: srv.base()}, agentRequest(t, agent))
 			if err != nil {
 				t.Fatalf("Test: %v", err)
 			}
@@ -473,7 +473,7 @@ func TestCompatibleRefusedBodiesLeaveNoTrace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newChatServer(t, true, tc.reply)
 			home := testutil.PrivateDir(t)
-			opts := Options{StateDir: home, Endpoint: srv.base(), KeyEnv: "KMX_TEST_KEY", HTTPClient: srv.client(), Getenv: envOf(map[string]string{"KMX_TEST_KEY": key})}
+			opts := Options{Concurrency: 1, StateDir: home, Endpoint: srv.base(), KeyEnv: "KMX_TEST_KEY", HTTPClient: srv.client(), Getenv: envOf(map[string]string{"KMX_TEST_KEY": key})}
 			rep, err := Test(context.Background(), opts, agentRequest(t, compatAgent))
 			if err != nil {
 				t.Fatalf("Test: %v", err)
@@ -575,7 +575,7 @@ func TestCompatibleJudgeOnRealRoute(t *testing.T) {
 				return echo(c)
 			})
 			home := testutil.PrivateDir(t)
-			rep, err := Test(context.Background(), Options{StateDir: home, Endpoint: srv.base()}, agentRequest(t, judgedAgent("judge-m")))
+			rep, err := Test(context.Background(), Options{Concurrency: 1, StateDir: home, Endpoint: srv.base()}, agentRequest(t, judgedAgent("judge-m")))
 			if err != nil {
 				t.Fatalf("Test: %v", err)
 			}

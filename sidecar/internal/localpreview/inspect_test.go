@@ -18,7 +18,7 @@ import (
 
 func TestInspectReplaysEveryCompleteTurnWithZeroModelCalls(t *testing.T) {
 	home := testutil.PrivateDir(t)
-	rep, err := Test(context.Background(), Options{StateDir: home}, demo(t, "release-notes.agent.md"))
+	rep, err := Test(context.Background(), Options{Concurrency: 1, StateDir: home}, demo(t, "release-notes.agent.md"))
 	if err != nil || rep.Verdict != VerdictPass {
 		t.Fatalf("test: %v %+v", err, rep)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
@@ -15,34 +16,87 @@ import (
 // failure.
 const VerdictAnswered = "answered"
 
-// loop runs the selected examples one after another. After an execution
-// failure, a deadline, a cancellation or a malformed judge reply, every
-// later example is reported unknown without being sent.
+// loop runs the selected examples on a bounded pool of workers (Options.
+// Concurrency), handing them out in file order. After an execution failure,
+// a deadline, a cancellation or a malformed judge reply, no further example
+// is sent: every later one is reported unknown without being sent, and the
+// ones in flight are cancelled (unknown, never pass).
 type loop struct {
-	opts    Options
-	plan    *Plan
-	exec    Executor
-	rep     *Report
+	opts Options
+	plan *Plan
+	exec Executor
+	rep  *Report
+
+	// stop cancels every example in flight; it is called once the run
+	// aborts.
+	stop context.CancelFunc
+
+	mu      sync.Mutex
 	aborted string
 	// execFailed: an example failed to execute (not a verdict, a failure).
 	execFailed bool
+	next       int    // the next example to hand out
+	done       []bool // decided, by selection index
+	emitted    int    // examples passed to OnExample, in order
 }
 
-// The ad-hoc input, if any, comes last, after the selected examples.
+// run hands out the selected examples, then the ad-hoc input if any, to
+// the workers; rep.Examples holds them in that order.
 func (l *loop) run(ctx context.Context) {
-	for i, ex := range l.plan.Selected {
-		res := l.one(ctx, ex, false)
-		res.Range = l.rep.Examples[i].Range
-		l.rep.Examples[i] = res
-		l.emit(i)
-	}
+	actx, stop := context.WithCancel(ctx)
+	defer stop()
+	l.stop = stop
+	n := len(l.plan.Selected)
+	total := n
 	if l.plan.AdHoc != nil {
-		i := len(l.rep.Examples) - 1
-		l.rep.Examples[i] = l.one(ctx, agentfile.Example{ID: adHocID, Input: *l.plan.AdHoc}, true)
-		l.emit(i)
+		total++
+	}
+	l.done = make([]bool, total)
+	workers := l.opts.Concurrency
+	if workers <= 0 {
+		workers = DefaultConcurrency
+	}
+	var wg sync.WaitGroup
+	for range min(workers, total) {
+		wg.Go(func() {
+			for {
+				l.mu.Lock()
+				i := l.next
+				l.next++
+				l.mu.Unlock()
+				if i >= total {
+					return
+				}
+				if i == n {
+					l.finish(i, l.one(ctx, actx, agentfile.Example{ID: adHocID, Input: *l.plan.AdHoc}, true))
+					continue
+				}
+				res := l.one(ctx, actx, l.plan.Selected[i], false)
+				res.Range = l.rep.Examples[i].Range
+				l.finish(i, res)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// finish records example i's result, reports it as finished, and passes
+// every example decided so far in selection order to OnExample.
+func (l *loop) finish(i int, res ExampleResult) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rep.Examples[i] = res
+	l.done[i] = true
+	if l.opts.OnFinished != nil {
+		l.opts.OnFinished(res)
+	}
+	for l.emitted < len(l.done) && l.done[l.emitted] {
+		l.emit(l.emitted)
+		l.emitted++
 	}
 }
 
+// emit counts example i in the summary and streams it. l.mu is held.
 func (l *loop) emit(i int) {
 	ex := l.rep.Examples[i]
 	switch ex.Verdict {
@@ -61,22 +115,50 @@ func (l *loop) emit(i int) {
 	}
 }
 
-func (l *loop) one(ctx context.Context, ex agentfile.Example, adHoc bool) ExampleResult {
+// abort stops the run: the first reason is kept, nothing more is sent and
+// the examples in flight are cancelled.
+func (l *loop) abort(why string, execFailed bool) {
+	l.mu.Lock()
+	if l.aborted == "" {
+		l.aborted = why
+	}
+	if execFailed {
+		l.execFailed = true
+	}
+	l.mu.Unlock()
+	l.stop()
+}
+
+// abortReason is why the run stopped, or "" while it runs. A cancelled
+// caller context stops it too.
+func (l *loop) abortReason(ctx context.Context) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.aborted == "" && ctx.Err() != nil {
+		l.aborted = "cancelled"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			l.aborted = "the invocation bound expired"
+		}
+	}
+	return l.aborted
+}
+
+// one runs one example. ctx is the invocation's context (the caller's
+// cancellation and the invocation bound); actx is ctx plus the run's own
+// abort, which cancels the examples in flight.
+func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) ExampleResult {
 	start := time.Now()
 	res := ExampleResult{ID: ex.ID, AdHoc: adHoc, Verdict: VerdictUnknown}
 	defer func() { res.DurationMs = ms(time.Since(start)) }()
-	if l.aborted == "" && ctx.Err() != nil {
-		l.aborted = "cancelled"
-	}
-	if l.aborted != "" {
-		res.Message = "not sent: " + l.aborted
+	if why := l.abortReason(ctx); why != "" {
+		res.Message = "not sent: " + why
 		return res
 	}
 	deadline := l.opts.ExampleDeadline
 	if deadline <= 0 {
 		deadline = DefaultExampleDeadline
 	}
-	ectx, cancel := context.WithTimeout(ctx, deadline)
+	ectx, cancel := context.WithTimeout(actx, deadline)
 	defer cancel()
 
 	out, err := l.exec.Execute(ectx, Turn{
@@ -88,8 +170,13 @@ func (l *loop) one(ctx context.Context, ex agentfile.Example, adHoc bool) Exampl
 	})
 	res.Journaled = out.Journaled
 	if err != nil {
-		l.aborted = "an earlier example failed to execute"
-		l.execFailed = true
+		if actx.Err() != nil {
+			// Stopped by the caller or by another example's failure: not
+			// a failure of this example.
+			res.Message = "cancelled: " + l.abortReason(ctx)
+			return res
+		}
+		l.abort("an earlier example failed to execute", true)
 		res.Message = "execution failed: " + err.Error()
 		return res
 	}
@@ -97,7 +184,7 @@ func (l *loop) one(ctx context.Context, ex agentfile.Example, adHoc bool) Exampl
 		answer := out.Answer
 		res.Answer = &answer
 	}
-	if problem := l.turnProblem(ctx, ectx, out, deadline); problem != "" {
+	if problem := l.turnProblem(ctx, actx, ectx, out, deadline); problem != "" {
 		res.Message = problem
 		return res
 	}
@@ -108,11 +195,17 @@ func (l *loop) one(ctx context.Context, ex agentfile.Example, adHoc bool) Exampl
 		return res
 	}
 	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: ex.ID}
+	why := ""
 	for _, a := range ex.Assertions {
 		r := judge.Evaluate(ectx, a, ex.Input, out.Answer, sampler)
 		res.Assertions = append(res.Assertions, r)
 		if r.Abort {
-			l.aborted = "an earlier judge reply was malformed or unavailable"
+			why = "an earlier judge reply was malformed or unavailable"
+			if actx.Err() != nil {
+				why = l.abortReason(ctx)
+			} else {
+				l.abort(why, false)
+			}
 			break
 		}
 	}
@@ -120,13 +213,16 @@ func (l *loop) one(ctx context.Context, ex agentfile.Example, adHoc bool) Exampl
 		// Assertions after an abort were not checked: the example cannot
 		// pass, whatever the ones before said.
 		res.Verdict = VerdictUnknown
-		res.Message = "not all assertions were checked: " + l.aborted
+		res.Message = "not all assertions were checked: " + why
 	} else {
 		v := judge.Verdict(res.Assertions)
 		res.Verdict, res.Message = string(v.Outcome), v.Message
 	}
 	if ectx.Err() != nil && res.Verdict == VerdictPass {
 		res.Verdict, res.Message = VerdictUnknown, "the example deadline expired while judging"
+		if actx.Err() != nil {
+			res.Message = "cancelled while judging: " + l.abortReason(ctx)
+		}
 	}
 	l.decide(&res, ex)
 	if !res.Journaled || !res.Verified {
@@ -138,19 +234,20 @@ func (l *loop) one(ctx context.Context, ex agentfile.Example, adHoc bool) Exampl
 }
 
 // turnProblem says why a turn's outcome cannot be judged, or "".
-func (l *loop) turnProblem(ctx, ectx context.Context, out Outcome, deadline time.Duration) string {
+func (l *loop) turnProblem(ctx, actx, ectx context.Context, out Outcome, deadline time.Duration) string {
 	switch {
 	case out.Cancelled && ctx.Err() != nil:
-		l.aborted = "cancelled"
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			l.aborted = "the invocation bound expired"
-		}
-		return l.aborted
+		return l.abortReason(ctx)
+	case out.Cancelled && actx.Err() != nil:
+		return "cancelled: " + l.abortReason(ctx)
 	case out.Cancelled && ectx.Err() != nil:
-		l.aborted = "an earlier example exceeded its deadline"
+		l.abort("an earlier example exceeded its deadline", false)
 		return fmt.Sprintf("the example deadline (%s) expired", deadline)
 	case !out.Completed:
-		l.aborted = "an earlier example failed to execute"
+		if actx.Err() != nil {
+			return "cancelled: " + l.abortReason(ctx)
+		}
+		l.abort("an earlier example failed to execute", false)
 		if out.Problem == "" {
 			return "the turn did not complete"
 		}
@@ -158,7 +255,7 @@ func (l *loop) turnProblem(ctx, ectx context.Context, out Outcome, deadline time
 	case !out.Journaled:
 		return "not journaled: a result that is not journaled and replay-verified cannot pass"
 	case !out.Verified:
-		l.aborted = "an earlier turn failed replay verification"
+		l.abort("an earlier turn failed replay verification", false)
 		return out.Problem
 	}
 	return ""

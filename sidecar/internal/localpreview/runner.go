@@ -24,6 +24,10 @@ import (
 const (
 	DefaultExampleDeadline = 2 * time.Minute
 	DefaultInvocationBound = 5 * time.Minute
+	// DefaultConcurrency is how many examples run at once unless Options
+	// says otherwise; MaxConcurrency is the most it may say.
+	DefaultConcurrency = 4
+	MaxConcurrency     = 32
 	// MaxAdHocInput is the largest ad-hoc Run input, in bytes.
 	MaxAdHocInput = 16 << 10
 	// DefaultModel is used when neither the caller nor the file names one.
@@ -63,12 +67,22 @@ type Options struct {
 
 	ExampleDeadline time.Duration
 	InvocationBound time.Duration
+	// Concurrency is how many examples run at once, 1 to MaxConcurrency; 0
+	// means DefaultConcurrency. Each example still gets its own Session in
+	// the one journal, and results are reported in file order. 1 runs the
+	// examples strictly one after another.
+	Concurrency int
 
 	// ShowContent includes answers in the report. Run sets it.
 	ShowContent bool
-	// OnExample, when set, receives each example's result as soon as it is
-	// decided, in selection order (for streaming output and progress).
+	// OnExample, when set, receives each example's result in selection
+	// order, as soon as it and every example before it are decided (for
+	// streaming output).
 	OnExample func(ExampleResult)
+	// OnFinished, when set, receives each example's result as soon as it is
+	// decided, in the order examples finish (for progress counts). Neither
+	// callback is ever called concurrently with itself or the other.
+	OnFinished func(ExampleResult)
 	// NewExecutor replaces the journaled Sessions executor (tests only). The
 	// returned executor's results are reported with its own Journaled flag.
 	NewExecutor func(j *journal.Journal, p *Plan) (Executor, func(), error)
@@ -196,6 +210,10 @@ func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan
 				return nil, refuse("use contains, notContains, regex or llmJudge", "example %q uses unsupported assertion type %q", ex.ID, a.Type)
 			}
 		}
+	}
+	if opts.Concurrency < 0 || opts.Concurrency > MaxConcurrency {
+		return nil, refuse(fmt.Sprintf("set the concurrency to a number from 1 to %d (default %d)", MaxConcurrency, DefaultConcurrency),
+			"concurrency %d is outside 1 to %d", opts.Concurrency, MaxConcurrency)
 	}
 	rt, err := resolveRoutes(ctx, opts, plan)
 	if err != nil {

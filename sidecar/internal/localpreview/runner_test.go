@@ -349,7 +349,7 @@ func TestCancellationStopsInFlightAndLaterSends(t *testing.T) {
 	started := ex.started
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	rep, err := Test(ctx, Options{StateDir: testutil.PrivateDir(t), Model: "fake", NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
+	rep, err := Test(ctx, Options{Concurrency: 1, StateDir: testutil.PrivateDir(t), Model: "fake", NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestCancellationStopsInFlightAndLaterSends(t *testing.T) {
 
 func TestExampleDeadlineAbortsLaterSends(t *testing.T) {
 	ex := &scriptedExecutor{block: true}
-	rep, err := Test(context.Background(), Options{StateDir: testutil.PrivateDir(t), Model: "fake", ExampleDeadline: 20 * time.Millisecond, NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
+	rep, err := Test(context.Background(), Options{Concurrency: 1, StateDir: testutil.PrivateDir(t), Model: "fake", ExampleDeadline: 20 * time.Millisecond, NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
 	if err != nil {
 		t.Fatal(err)
 	}

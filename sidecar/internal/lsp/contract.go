@@ -233,6 +233,9 @@ type Settings struct {
 	KeyEnv        string `json:"keyEnv,omitempty"`
 	JudgeEndpoint string `json:"judgeEndpoint,omitempty"`
 	JudgeKeyEnv   string `json:"judgeKeyEnv,omitempty"`
+	// Concurrency is how many examples a run or test sends at once, 1 to
+	// 32; 0 or absent means the default, 4.
+	Concurrency int `json:"concurrency,omitempty"`
 }
 
 // InitializationOptions is the typed initializationOptions of initialize.

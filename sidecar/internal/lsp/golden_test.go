@@ -130,7 +130,9 @@ func (r *recorder) file(name string) string {
 }
 
 func (r *recorder) handshake() {
-	r.c.initialize(lsp.InitializationOptions{ProtocolVersion: lsp.ProtocolVersion})
+	// One example at a time: a transcript fixes the order of progress
+	// messages, which at a higher concurrency is the order examples finish.
+	r.c.initialize(lsp.InitializationOptions{ProtocolVersion: lsp.ProtocolVersion, Settings: lsp.Settings{Concurrency: 1}})
 	r.seen = r.c.count()
 }
 

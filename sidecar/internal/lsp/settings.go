@@ -7,6 +7,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
 
@@ -30,6 +31,10 @@ func checkSettings(st Settings) string {
 			return fmt.Sprintf("kmx.%s holds a credential-shaped value (%s); settings take the NAME of an environment variable that holds the credential, never the value: put the credential in a variable and set kmx.keyEnv to its name",
 				f.name, found[0].Shape)
 		}
+	}
+	if st.Concurrency < 0 || st.Concurrency > localpreview.MaxConcurrency {
+		return fmt.Sprintf("kmx.concurrency is %d; set it to a whole number from 1 to %d (1 runs examples one at a time), or remove it for the default %d",
+			st.Concurrency, localpreview.MaxConcurrency, localpreview.DefaultConcurrency)
 	}
 	for _, f := range fields[2:] {
 		if f.name == "judgeEndpoint" || f.value == "" {

@@ -84,6 +84,7 @@ func (s *Server) previewOptions(model string) localpreview.Options {
 		KeyEnv:         st.KeyEnv,
 		JudgeEndpoint:  st.JudgeEndpoint,
 		JudgeKeyEnv:    st.JudgeKeyEnv,
+		Concurrency:    st.Concurrency,
 		NewExecutor:    s.opts.NewExecutor,
 		Version:        s.opts.Version,
 	}
@@ -105,8 +106,9 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 	prog := s.beginProgress(ctx, token, name, title, cancel)
 	defer s.work.finish(id, prog.token)
 
+	// Progress counts examples as they finish, in whatever order.
 	done := 0
-	opts.OnExample = func(ex localpreview.ExampleResult) {
+	opts.OnFinished = func(ex localpreview.ExampleResult) {
 		done++
 		pct := 100
 		if total > 0 {

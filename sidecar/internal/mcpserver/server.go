@@ -28,6 +28,9 @@ type Config struct {
 	// Endpoint, KeyEnv, JudgeEndpoint and JudgeKeyEnv are the route settings
 	// of kmx mcp's startup flags (variable names, never values).
 	Endpoint, KeyEnv, JudgeEndpoint, JudgeKeyEnv string
+	// Concurrency is how many examples a Run or Test call runs at once
+	// (kmx mcp --concurrency); 0 means localpreview.DefaultConcurrency.
+	Concurrency int
 	// Getenv reads the server's environment (state folder, named credential
 	// variables). Nil reads nothing.
 	Getenv func(string) string
@@ -93,6 +96,7 @@ func (c Config) options(model string) localpreview.Options {
 		KeyEnv:         c.KeyEnv,
 		JudgeEndpoint:  c.JudgeEndpoint,
 		JudgeKeyEnv:    c.JudgeKeyEnv,
+		Concurrency:    c.Concurrency,
 		Version:        c.Version,
 		NewExecutor:    c.NewExecutor,
 	}
