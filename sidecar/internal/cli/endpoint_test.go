@@ -100,7 +100,9 @@ func TestKmxTestAgainstThirdPartyServer(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := home(t)
-			args := append([]string{"test", file, "--endpoint", endpoint, "--model", model, "--json"}, tc.args...)
+			// One at a time: the test checks that nothing after the
+			// unavailable judge is sent.
+			args := append([]string{"test", file, "--endpoint", endpoint, "--model", model, "--json", "--concurrency", "1"}, tc.args...)
 			r := kmxEnv(t, h, nil, args...)
 			if r.code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr %q", r.code, tc.code, r.stderr)

@@ -112,7 +112,9 @@ func startEditor(t *testing.T, e *scriptedEditor) *client {
 	c.mu.Lock()
 	c.answer = e.answer
 	c.mu.Unlock()
-	c.initialize(map[string]any{"protocolVersion": lsp.ProtocolVersion, "settings": map[string]any{}, "languageModels": true})
+	// One example at a time: these tests script replies and check which
+	// examples were sent after a refused one.
+	c.initialize(map[string]any{"protocolVersion": lsp.ProtocolVersion, "settings": map[string]any{"concurrency": 1}, "languageModels": true})
 	return c
 }
 
