@@ -26,6 +26,8 @@ export const Commands = {
   ClearJournals: "kmx.clearJournals",
   /** InspectParams → InspectResult */
   InspectRun: "kmx.inspectRun",
+  /** ChatParams (uri) → ChatResult; the extension opens the chat panel */
+  OpenChat: "kmx.openChat",
 } as const;
 
 /** Custom request methods. */
@@ -37,6 +39,8 @@ export const Methods = {
   ListRuns: "kmx/listRuns",
   ClearJournals: "kmx/clearJournals",
   Inspect: "kmx/inspect",
+  Chat: "kmx/chat",
+  ChatDiscard: "kmx/chatDiscard",
 } as const;
 
 /** Server → client requests (the editor route); sent only when initializationOptions.languageModels is true. */
@@ -78,6 +82,10 @@ export interface KmxRequests {
   "kmx/clearJournals": { params: ClearJournalsParams; result: ClearJournalsResult };
   /** replay one retained run offline, with zero model calls */
   "kmx/inspect": { params: InspectParams; result: InspectResult };
+  /** the file's conversation: its history (no input, zero model calls) or one new turn */
+  "kmx/chat": { params: ChatParams; result: ChatResult };
+  /** record the discard of a conversation's turn that has no recorded outcome */
+  "kmx/chatDiscard": { params: ChatParams; result: ChatResult };
 }
 
 /** Each server → client method with its params and result. */
@@ -463,6 +471,64 @@ export interface JudgeSample {
   reply: string;
   score?: number;
   reasoning?: string;
+}
+
+/** Go: lsp.ChatParams */
+export interface ChatParams {
+  uri: string;
+  conversation?: string;
+  input?: string;
+  model?: string;
+}
+
+/** Go: lsp.ChatResult */
+export interface ChatResult {
+  protocolVersion: string;
+  uri: string;
+  chat?: Transcript;
+  refusal?: ChatRefusal;
+  error?: string;
+}
+
+/** Go: conversation.Transcript */
+export interface Transcript {
+  schema: string;
+  label: string;
+  file: string;
+  conversation: string;
+  journalPath?: string;
+  model?: RouteIdentity;
+  replayLiveCalls: number;
+  turns: ChatTurn[] | null;
+  turn?: ChatTurn;
+  unfinished?: number;
+  cleared?: boolean;
+}
+
+/** Go: route.Identity */
+export interface RouteIdentity {
+  route: string;
+  model: string;
+}
+
+/** Go: conversation.ChatTurn */
+export interface ChatTurn {
+  turn: number;
+  name: string;
+  sessionId: string;
+  state: string;
+  model: RouteIdentity;
+  input?: string;
+  answer?: string;
+  error?: string;
+}
+
+/** Go: lsp.ChatRefusal */
+export interface ChatRefusal {
+  code: string;
+  message: string;
+  next: string;
+  turn?: number;
 }
 
 /** Go: route.EditorModelsParams */

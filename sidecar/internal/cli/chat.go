@@ -54,7 +54,7 @@ func runChat(ctx context.Context, env Env, args []string) error {
 	}
 	req := conversation.Request{File: path, ID: id, Route: runOptions(env, rf)}
 
-	var res *conversation.Result
+	var res *conversation.Transcript
 	switch {
 	case history:
 		res, err = conversation.History(ctx, req)
@@ -78,7 +78,7 @@ func runChat(ctx context.Context, env Env, args []string) error {
 
 // chatOutcome prints a result (text or JSON) and maps the error to the exit
 // code: refusals 2, a turn that ran but did not answer 1.
-func chatOutcome(env Env, res *conversation.Result, err error, asJSON, whole bool) error {
+func chatOutcome(env Env, res *conversation.Transcript, err error, asJSON, whole bool) error {
 	_, refused := conversation.AsRefusal(err)
 	if res != nil && (asJSON || !refused) {
 		if asJSON {
@@ -104,7 +104,7 @@ func chatOutcome(env Env, res *conversation.Result, err error, asJSON, whole boo
 }
 
 // printChat prints the whole history (whole) or the turn just sent.
-func printChat(w io.Writer, res *conversation.Result, whole bool) {
+func printChat(w io.Writer, res *conversation.Transcript, whole bool) {
 	model := "no model yet"
 	if res.Model != nil {
 		model = fmt.Sprintf("model %s (route %s)", res.Model.Model, res.Model.Route)
@@ -120,7 +120,7 @@ func printChat(w io.Writer, res *conversation.Result, whole bool) {
 	}
 	turns := res.Turns
 	if !whole && res.Turn != nil {
-		turns = []conversation.Turn{*res.Turn}
+		turns = []conversation.ChatTurn{*res.Turn}
 	}
 	for _, t := range turns {
 		fmt.Fprintf(w, "\n── turn %d ── %s\n", t.N, t.State)

@@ -63,7 +63,7 @@ func TestChatTranscript(t *testing.T) {
 
 	r = kmx(t, h, "chat", file, "--history", "--json")
 	wantExit(t, r, ExitOK)
-	var res conversation.Result
+	var res conversation.Transcript
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("--json: %v\n%s", err, r.stdout)
 	}

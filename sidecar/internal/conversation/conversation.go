@@ -94,8 +94,8 @@ const (
 	StateRefused    = "refused"
 )
 
-// Turn is one turn of the history, as the journal holds it.
-type Turn struct {
+// ChatTurn is one turn of the history, as the journal holds it.
+type ChatTurn struct {
 	N         int            `json:"turn"`
 	Name      string         `json:"name"`
 	SessionID string         `json:"sessionId"`
@@ -133,7 +133,7 @@ type Conversation struct {
 
 	mu              sync.Mutex
 	busy            bool
-	turns           []Turn
+	turns           []ChatTurn
 	identity        *route.Identity
 	history         []*sessionspb.ChatMessage
 	replayLiveCalls int
@@ -263,10 +263,10 @@ func (c *Conversation) Path() string { return c.path }
 func (c *Conversation) JournalPath() string { return c.j.Path() }
 
 // Turns returns the history, oldest first.
-func (c *Conversation) Turns() []Turn {
+func (c *Conversation) Turns() []ChatTurn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]Turn(nil), c.turns...)
+	return append([]ChatTurn(nil), c.turns...)
 }
 
 // Identity is the model identity the history records (nil before the first
@@ -291,13 +291,13 @@ func (c *Conversation) ReplayLiveCalls() int {
 
 // Unfinished returns the turn whose outcome the history does not hold, if
 // any.
-func (c *Conversation) Unfinished() *Turn {
+func (c *Conversation) Unfinished() *ChatTurn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.unfinishedLocked()
 }
 
-func (c *Conversation) unfinishedLocked() *Turn {
+func (c *Conversation) unfinishedLocked() *ChatTurn {
 	if n := len(c.turns); n > 0 && c.turns[n-1].State == StateUnfinished {
 		t := c.turns[n-1]
 		return &t
@@ -331,15 +331,15 @@ type SendRequest struct {
 //
 // When ctx is cancelled, Send returns only after the model call in flight
 // has been torn down and the turn's cancelled outcome is journaled.
-func (c *Conversation) Send(ctx context.Context, req SendRequest) (Turn, error) {
+func (c *Conversation) Send(ctx context.Context, req SendRequest) (ChatTurn, error) {
 	c.mu.Lock()
 	if c.busy {
 		c.mu.Unlock()
-		return Turn{}, busy(c.id)
+		return ChatTurn{}, busy(c.id)
 	}
 	if err := c.checkSendLocked(req); err != nil {
 		c.mu.Unlock()
-		return Turn{}, err
+		return ChatTurn{}, err
 	}
 	c.busy = true
 	n := len(c.turns) + 1
@@ -401,7 +401,7 @@ func checkInput(input string) error {
 // runTurn sends turn n on a Sessions service of its own, closed before it
 // returns: closing joins the harness, so a cancelled turn's model call has
 // been torn down when runTurn returns.
-func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, history []*sessionspb.ChatMessage) (Turn, error) {
+func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, history []*sessionspb.ChatMessage) (ChatTurn, error) {
 	want := req.Model.Identity()
 	emb, err := sessions.Start(context.WithoutCancel(ctx), sessions.Options{Journal: c.j, Resolve: func(purpose string, id route.Identity) (route.Model, error) {
 		if purpose == harness.PurposeAgent && id == want {
@@ -410,7 +410,7 @@ func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, hist
 		return nil, fmt.Errorf("no %s route for model %q on %q in this conversation", purpose, id.Model, id.Route)
 	}})
 	if err != nil {
-		return Turn{}, fmt.Errorf("send turn %d: %w", n, err)
+		return ChatTurn{}, fmt.Errorf("send turn %d: %w", n, err)
 	}
 	closed := false
 	defer func() {
@@ -426,9 +426,9 @@ func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, hist
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return Turn{}, ctx.Err()
+			return ChatTurn{}, ctx.Err()
 		}
-		return Turn{}, fmt.Errorf("send turn %d: place the session: %w", n, err)
+		return ChatTurn{}, fmt.Errorf("send turn %d: place the session: %w", n, err)
 	}
 	resp, runErr := client.RunTurn(ctx, &sessionspb.RunTurnRequest{
 		SessionId: cs.GetSessionId(), Instructions: req.Instructions, Input: req.Input, History: history,
@@ -438,7 +438,7 @@ func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, hist
 	emb.Close()
 	closed = true
 
-	t := Turn{N: n, Name: name, SessionID: cs.GetSessionId(), Model: want, Input: req.Input}
+	t := ChatTurn{N: n, Name: name, SessionID: cs.GetSessionId(), Model: want, Input: req.Input}
 	if runErr != nil {
 		// The outcome is whatever the journal now holds for the session.
 		st, err := c.sessionOutcome(context.WithoutCancel(ctx), cs.GetSessionId())
@@ -471,17 +471,17 @@ func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, hist
 }
 
 // sessionOutcome reads how a session's turn ended from the journal.
-func (c *Conversation) sessionOutcome(ctx context.Context, sessionID string) (Turn, error) {
+func (c *Conversation) sessionOutcome(ctx context.Context, sessionID string) (ChatTurn, error) {
 	recs, err := c.j.Records(ctx, sessionID)
 	if err != nil {
-		return Turn{}, fmt.Errorf("read the turn's records: %w", err)
+		return ChatTurn{}, fmt.Errorf("read the turn's records: %w", err)
 	}
-	t := Turn{State: StateFailed, Error: errNeverStarted}
+	t := ChatTurn{State: StateFailed, Error: errNeverStarted}
 	for _, r := range recs {
 		switch r.Kind {
 		case journal.KindTurnStarted:
 			if t.Error == errNeverStarted {
-				t = Turn{State: StateUnfinished}
+				t = ChatTurn{State: StateUnfinished}
 			}
 		case journal.KindTurnTerminal:
 			var term journal.TurnTerminal
@@ -505,19 +505,19 @@ func terminalState(s string) string {
 
 // DiscardUnfinished records that the unfinished last turn is discarded, so
 // the conversation can continue without it. Its input is never re-sent.
-func (c *Conversation) DiscardUnfinished(ctx context.Context) (Turn, error) {
+func (c *Conversation) DiscardUnfinished(ctx context.Context) (ChatTurn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.busy {
-		return Turn{}, busy(c.id)
+		return ChatTurn{}, busy(c.id)
 	}
 	u := c.unfinishedLocked()
 	if u == nil {
-		return Turn{}, refusef("nothing to discard: the conversation can continue", "conversation %q has no unfinished turn", c.id)
+		return ChatTurn{}, refusef("nothing to discard: the conversation can continue", "conversation %q has no unfinished turn", c.id)
 	}
 	const reason = "discarded: the turn's outcome was never recorded (its process ended mid-turn)"
 	if err := c.mark(ctx, KindDiscarded, u.N, reason); err != nil {
-		return Turn{}, fmt.Errorf("discard turn %d: %w", u.N, err)
+		return ChatTurn{}, fmt.Errorf("discard turn %d: %w", u.N, err)
 	}
 	t := &c.turns[len(c.turns)-1]
 	t.State, t.Error = StateDiscarded, reason

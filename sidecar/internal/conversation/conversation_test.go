@@ -88,7 +88,7 @@ func closeConv(t *testing.T, c *Conversation) {
 	}
 }
 
-func send(t *testing.T, c *Conversation, m route.Model, input string) Turn {
+func send(t *testing.T, c *Conversation, m route.Model, input string) ChatTurn {
 	t.Helper()
 	turn, err := c.Send(context.Background(), SendRequest{Instructions: turnInstructions, Input: input, Model: m})
 	if err != nil {
@@ -267,7 +267,7 @@ func TestInvariant2CancelJoinsTeardown(t *testing.T) {
 	slow := newBlockingModel()
 	ctx, cancel := context.WithCancel(context.Background())
 	type result struct {
-		turn     Turn
+		turn     ChatTurn
 		err      error
 		tornDown bool
 	}

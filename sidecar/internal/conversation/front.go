@@ -26,14 +26,17 @@ type Request struct {
 	File string
 	// ID is the conversation ID; empty is DefaultID.
 	ID string
+	// Source, when set, is the file's text to take the instructions from
+	// (the editor's buffer); nil reads the file.
+	Source []byte
 	// Route carries the state folder (StateDir, else resolved through
 	// Getenv), the model override and the endpoint settings.
 	Route localpreview.Options
 }
 
-// Result is what every front shows: the history (oldest first), the turn
+// Transcript is what every front shows: the history (oldest first), the turn
 // just sent, and the model the conversation is on.
-type Result struct {
+type Transcript struct {
 	Schema       string `json:"schema"`
 	Label        string `json:"label"`
 	File         string `json:"file"`
@@ -43,10 +46,10 @@ type Result struct {
 	Model *route.Identity `json:"model,omitempty"`
 	// ReplayLiveCalls is the model calls the history's replay made: always
 	// present, must be 0.
-	ReplayLiveCalls int    `json:"replayLiveCalls"`
-	Turns           []Turn `json:"turns"`
+	ReplayLiveCalls int        `json:"replayLiveCalls"`
+	Turns           []ChatTurn `json:"turns"`
 	// Turn is the turn this request sent or discarded.
-	Turn *Turn `json:"turn,omitempty"`
+	Turn *ChatTurn `json:"turn,omitempty"`
 	// Unfinished is the turn number that blocks new turns, if any.
 	Unfinished int `json:"unfinished,omitempty"`
 	// Cleared says whether a clear removed a conversation.
@@ -76,11 +79,11 @@ func (r Request) options() (Options, error) {
 	return Options{StateDir: root, File: r.File, ID: r.ID, Version: r.Route.Version}, nil
 }
 
-func (c *Conversation) result(file string) *Result {
-	res := &Result{Schema: Schema, Label: Label, File: file, Conversation: c.id, JournalPath: c.JournalPath(),
+func (c *Conversation) result(file string) *Transcript {
+	res := &Transcript{Schema: Schema, Label: Label, File: file, Conversation: c.id, JournalPath: c.JournalPath(),
 		Model: c.Identity(), ReplayLiveCalls: c.ReplayLiveCalls(), Turns: c.Turns()}
 	if res.Turns == nil {
-		res.Turns = []Turn{}
+		res.Turns = []ChatTurn{}
 	}
 	if u := c.Unfinished(); u != nil {
 		res.Unfinished = u.N
@@ -90,7 +93,7 @@ func (c *Conversation) result(file string) *Result {
 
 // withOpen opens the conversation, runs fn and closes it, reporting a close
 // error only when fn succeeded.
-func withOpen(ctx context.Context, req Request, fn func(*Conversation) error) (*Result, error) {
+func withOpen(ctx context.Context, req Request, fn func(*Conversation) error) (*Transcript, error) {
 	opts, err := req.options()
 	if err != nil {
 		return nil, err
@@ -113,10 +116,13 @@ func withOpen(ctx context.Context, req Request, fn func(*Conversation) error) (*
 // new turn, which is also in Turn. A turn that ran but did not answer
 // (failed, cancelled, refused after the reply) is reported in Turn with an
 // error.
-func Say(ctx context.Context, req Request, input string) (*Result, error) {
-	src, err := os.ReadFile(req.File)
-	if err != nil {
-		return nil, refusef("check the path; kmx reads *.agent.md files", "cannot read %s", req.File)
+func Say(ctx context.Context, req Request, input string) (*Transcript, error) {
+	src := req.Source
+	if src == nil {
+		var err error
+		if src, err = os.ReadFile(req.File); err != nil {
+			return nil, refusef("check the path; kmx reads *.agent.md files", "cannot read %s", req.File)
+		}
 	}
 	prep, err := localpreview.PrepareChat(req.Route, req.File, src, input)
 	if err != nil {
@@ -125,7 +131,7 @@ func Say(ctx context.Context, req Request, input string) (*Result, error) {
 		}
 		return nil, err
 	}
-	var sent *Turn
+	var sent *ChatTurn
 	res, err := withOpen(ctx, req, func(c *Conversation) error {
 		t, err := c.Send(ctx, SendRequest{Instructions: prep.Instructions, Input: input, Model: prep.Model})
 		if t.SessionID != "" {
@@ -145,7 +151,7 @@ func Say(ctx context.Context, req Request, input string) (*Result, error) {
 // History opens the conversation and returns its history, rebuilt by replay
 // with zero model calls. It never sends anything, and creates nothing for a
 // conversation that does not exist yet.
-func History(ctx context.Context, req Request) (*Result, error) {
+func History(ctx context.Context, req Request) (*Transcript, error) {
 	if res, err := notStarted(req); res != nil || err != nil {
 		return res, err
 	}
@@ -153,7 +159,7 @@ func History(ctx context.Context, req Request) (*Result, error) {
 }
 
 // notStarted returns an empty result when the conversation has no journal.
-func notStarted(req Request) (*Result, error) {
+func notStarted(req Request) (*Transcript, error) {
 	opts, err := req.options()
 	if err != nil {
 		return nil, err
@@ -175,17 +181,17 @@ func notStarted(req Request) (*Result, error) {
 			return nil, nil
 		}
 	}
-	return &Result{Schema: Schema, Label: Label, File: req.File, Conversation: id, Turns: []Turn{}}, nil
+	return &Transcript{Schema: Schema, Label: Label, File: req.File, Conversation: id, Turns: []ChatTurn{}}, nil
 }
 
 // Discard records that the unfinished last turn is discarded.
-func Discard(ctx context.Context, req Request) (*Result, error) {
+func Discard(ctx context.Context, req Request) (*Transcript, error) {
 	if res, err := notStarted(req); err != nil {
 		return nil, err
 	} else if res != nil {
 		return res, refusef("nothing to discard: the conversation can continue", "conversation %q has no turns", res.Conversation)
 	}
-	var d *Turn
+	var d *ChatTurn
 	res, err := withOpen(ctx, req, func(c *Conversation) error {
 		t, err := c.DiscardUnfinished(ctx)
 		if err == nil {
@@ -201,7 +207,7 @@ func Discard(ctx context.Context, req Request) (*Result, error) {
 
 // ClearConversation removes the conversation's journal (refused while a
 // turn runs).
-func ClearConversation(req Request) (*Result, error) {
+func ClearConversation(req Request) (*Transcript, error) {
 	opts, err := req.options()
 	if err != nil {
 		return nil, err
@@ -214,7 +220,7 @@ func ClearConversation(req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Schema: Schema, Label: Label, File: req.File, Conversation: id, Turns: []Turn{}, Cleared: &removed}, nil
+	return &Transcript{Schema: Schema, Label: Label, File: req.File, Conversation: id, Turns: []ChatTurn{}, Cleared: &removed}, nil
 }
 
 // IsCancelled reports whether err is the caller's cancellation.

@@ -44,7 +44,7 @@ func (c *Conversation) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	turns := make([]Turn, 0, len(raws))
+	turns := make([]ChatTurn, 0, len(raws))
 	var identity *route.Identity
 	for i, r := range raws {
 		id := route.Identity{Route: r.placed.Model.Route, Model: r.placed.Model.Model}
@@ -53,7 +53,7 @@ func (c *Conversation) load(ctx context.Context) error {
 		} else if id != *identity {
 			return identityHistory(*identity, id, r.n)
 		}
-		t := Turn{N: r.n, Name: r.placed.ExampleID, SessionID: r.placed.SessionID, Model: id}
+		t := ChatTurn{N: r.n, Name: r.placed.ExampleID, SessionID: r.placed.SessionID, Model: id}
 		if r.started != nil {
 			t.Input = r.started.Input
 		}
@@ -188,7 +188,7 @@ func turnNumber(name string) (int, bool) {
 // replay verifies every answered turn through the harness, in order, each
 // with the history the replays before it rebuilt. The only model reachable
 // is one that refuses and counts every call; a faithful history makes none.
-func (c *Conversation) replay(ctx context.Context, turns []Turn) ([]*sessionspb.ChatMessage, int, error) {
+func (c *Conversation) replay(ctx context.Context, turns []ChatTurn) ([]*sessionspb.ChatMessage, int, error) {
 	var history []*sessionspb.ChatMessage
 	answered := false
 	for _, t := range turns {

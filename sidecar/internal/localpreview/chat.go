@@ -7,7 +7,7 @@ import (
 
 // ChatTurn is what one conversation turn is sent with, decided before
 // anything is created or sent (see the conversation package).
-type ChatTurn struct {
+type ChatPlan struct {
 	Agent *agentfile.Agent
 	// Instructions are the file's instructions now.
 	Instructions string
@@ -22,7 +22,7 @@ type ChatTurn struct {
 // model, then the default; fake in memory, else the compatible endpoint).
 // Judge settings play no part. Conversation turns are tool-free. Every
 // problem is a *Refusal that says what to change.
-func PrepareChat(opts Options, path string, src []byte, input string) (*ChatTurn, error) {
+func PrepareChat(opts Options, path string, src []byte, input string) (*ChatPlan, error) {
 	res := agentfile.Parse(path, src)
 	if res.State != agentfile.Valid {
 		return nil, fileRefusal(path, res)
@@ -52,5 +52,5 @@ func PrepareChat(opts Options, path string, src []byte, input string) (*ChatTurn
 	if err := checkCredentialEcho(path, &Plan{Agent: res.Agent, AdHoc: &input}, rt); err != nil {
 		return nil, err
 	}
-	return &ChatTurn{Agent: res.Agent, Instructions: res.Agent.Instructions, Model: rt.agentModel}, nil
+	return &ChatPlan{Agent: res.Agent, Instructions: res.Agent.Instructions, Model: rt.agentModel}, nil
 }

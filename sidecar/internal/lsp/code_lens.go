@@ -31,6 +31,7 @@ const (
 	titleTestFile   = "▶ Test file"
 	titleRunExample = "▶ Run example"
 	titleReplay     = "Replay last run"
+	titleOpenChat   = "💬 Open chat"
 )
 
 // codeLens returns "▶ Test file" above "## Examples" with each declared
@@ -50,6 +51,12 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 	}
 	a := res.Agent
 	lenses := []codeLens{}
+	// Open chat sits on the first line: a conversation needs no examples.
+	if uriPath(uri) != "" {
+		lenses = append(lenses, codeLens{Range: toLSPRange(agentfile.Range{}), Command: &lspCommand{
+			Title: titleOpenChat, Command: CommandOpenChat, Arguments: []any{ChatParams{URI: uri}},
+		}})
+	}
 	if a.ExamplesHeading != nil {
 		at := toLSPRange(*a.ExamplesHeading)
 		lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{

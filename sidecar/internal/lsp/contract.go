@@ -32,6 +32,7 @@ const (
 	CommandListRuns      = "kmx.listRuns"
 	CommandClearJournals = "kmx.clearJournals"
 	CommandInspectRun    = "kmx.inspectRun"
+	CommandOpenChat      = "kmx.openChat"
 )
 
 // Custom request methods (client → server unless noted).
@@ -43,6 +44,8 @@ const (
 	MethodListRuns      = "kmx/listRuns"
 	MethodClearJournals = "kmx/clearJournals"
 	MethodInspect       = "kmx/inspect"
+	MethodChat          = "kmx/chat"
+	MethodChatDiscard   = "kmx/chatDiscard"
 )
 
 // Server → client requests: the editor route (route.Editor). The server
@@ -299,6 +302,8 @@ func Methods() []MethodSpec {
 		{MethodListRuns, CommandListRuns, DocumentParams{}, ListRunsResult{}, "the retained run journals of this file's agent, oldest first"},
 		{MethodClearJournals, CommandClearJournals, ClearJournalsParams{}, ClearJournalsResult{}, "delete one run or every run that is not executing"},
 		{MethodInspect, CommandInspectRun, InspectParams{}, InspectResult{}, "replay one retained run offline, with zero model calls"},
+		{MethodChat, CommandOpenChat, ChatParams{}, ChatResult{}, "the file's conversation: its history (no input, zero model calls) or one new turn"},
+		{MethodChatDiscard, "", ChatParams{}, ChatResult{}, "record the discard of a conversation's turn that has no recorded outcome"},
 	}
 }
 
@@ -321,5 +326,6 @@ func Commands() map[string]string {
 		CommandListRuns:      MethodListRuns,
 		CommandClearJournals: MethodClearJournals,
 		CommandInspectRun:    MethodInspect,
+		CommandOpenChat:      MethodChat,
 	}
 }

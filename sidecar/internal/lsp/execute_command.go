@@ -69,6 +69,8 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, err
 		}
 		return s.inspectRun(ctx, a)
+	case CommandOpenChat:
+		return s.chat(ctx, arg)
 	}
 	return nil, fmt.Errorf("%s: listed but not dispatched (a kmx bug)", p.Command)
 }

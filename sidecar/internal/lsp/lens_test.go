@@ -30,22 +30,22 @@ func TestCodeLenses(t *testing.T) {
 		{
 			name: "run example per example and test file on the heading",
 			text: greeter,
-			want: []string{"7:▶ Test file:kmx.testFile", "10:▶ Run example:kmx.runExample", "14:▶ Run example:kmx.runExample", "19:▶ Run example:kmx.runExample"},
+			want: []string{"0:💬 Open chat:kmx.openChat", "7:▶ Test file:kmx.testFile", "10:▶ Run example:kmx.runExample", "14:▶ Run example:kmx.runExample", "19:▶ Run example:kmx.runExample"},
 		},
 		{
 			name: "tool states beside test file, missing = Enabled, no switch",
 			text: withTools, kmxYAML: "tools:\n  ping: Disabled\nother: kept\n",
-			want: []string{"7:▶ Test file:kmx.testFile", "7:tools: github_list_merged_prs: Enabled, ping: Disabled:", "10:▶ Run example:kmx.runExample"},
+			want: []string{"0:💬 Open chat:kmx.openChat", "7:▶ Test file:kmx.testFile", "7:tools: github_list_merged_prs: Enabled, ping: Disabled:", "10:▶ Run example:kmx.runExample"},
 		},
 		{
 			name: "invalid kmx.yaml says so on the lens",
 			text: withTools, kmxYAML: "tools:\n  ping: Ask\n",
-			want: []string{"7:▶ Test file:kmx.testFile", "7:⚠ kmx.yaml is invalid: line 2: tool \"ping\" has state \"Ask\"; use Enabled or Disabled (Ask is not supported yet); fix kmx.yaml (tools: {NAME: Enabled|Disabled}):", "10:▶ Run example:kmx.runExample"},
+			want: []string{"0:💬 Open chat:kmx.openChat", "7:▶ Test file:kmx.testFile", "7:⚠ kmx.yaml is invalid: line 2: tool \"ping\" has state \"Ask\"; use Enabled or Disabled (Ask is not supported yet); fix kmx.yaml (tools: {NAME: Enabled|Disabled}):", "10:▶ Run example:kmx.runExample"},
 		},
 		{
 			name: "a file with errors still has lenses",
 			text: strings.Replace(greeter, "- id: second", "- id: first", 1),
-			want: []string{"7:▶ Test file:kmx.testFile", "10:▶ Run example:kmx.runExample", "14:▶ Run example:kmx.runExample", "19:▶ Run example:kmx.runExample"},
+			want: []string{"0:💬 Open chat:kmx.openChat", "7:▶ Test file:kmx.testFile", "10:▶ Run example:kmx.runExample", "14:▶ Run example:kmx.runExample", "19:▶ Run example:kmx.runExample"},
 		},
 	}
 	for _, tt := range tests {

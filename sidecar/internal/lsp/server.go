@@ -173,6 +173,8 @@ func (s *Server) methods() map[string]handlerFunc {
 		MethodListRuns:                     s.listRuns,
 		MethodClearJournals:                s.clearJournals,
 		MethodInspect:                      s.inspect,
+		MethodChat:                         s.chat,
+		MethodChatDiscard:                  s.chatDiscard,
 	}
 }
 

@@ -28,7 +28,7 @@ func addChat(srv *mcp.Server, cfg Config) {
 			"A turn is a local preview, not a test result.",
 		InputSchema: inputSchema[ChatArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ChatArgs) (*mcp.CallToolResult, *conversation.Result, error) {
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ChatArgs) (*mcp.CallToolResult, *conversation.Transcript, error) {
 		if _, err := readAgentFile("chat", in.File); err != nil {
 			if r, ok := err.(*refusal); ok {
 				return errorResult(r), nil, nil
@@ -36,7 +36,7 @@ func addChat(srv *mcp.Server, cfg Config) {
 			return nil, nil, err
 		}
 		req := conversation.Request{File: in.File, ID: in.Conversation, Route: cfg.options(in.Model)}
-		var res *conversation.Result
+		var res *conversation.Transcript
 		var err error
 		if in.Input == nil {
 			res, err = conversation.History(ctx, req)
@@ -56,7 +56,7 @@ func addChat(srv *mcp.Server, cfg Config) {
 
 // chatSummary is the text beside the structured result: the turn just sent
 // (or the whole history), labelled local preview.
-func chatSummary(res *conversation.Result, whole bool) string {
+func chatSummary(res *conversation.Transcript, whole bool) string {
 	var b strings.Builder
 	model := "no model yet"
 	if res.Model != nil {
@@ -65,7 +65,7 @@ func chatSummary(res *conversation.Result, whole bool) string {
 	fmt.Fprintf(&b, "%s: conversation %s of %s, %s, history replayed with %d model calls", res.Label, res.Conversation, res.File, model, res.ReplayLiveCalls)
 	turns := res.Turns
 	if !whole && res.Turn != nil {
-		turns = []conversation.Turn{*res.Turn}
+		turns = []conversation.ChatTurn{*res.Turn}
 	}
 	for _, t := range turns {
 		fmt.Fprintf(&b, "\nturn %d (%s)\n  you: %s", t.N, t.State, strings.ReplaceAll(t.Input, "\n", "\n  "))

@@ -18,7 +18,7 @@ func TestChatRemembersBetweenCalls(t *testing.T) {
 	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home})})
 	file := fixture(t, "talker.agent.md")
 
-	var res conversation.Result
+	var res conversation.Transcript
 	r := call(t, cs, "Chat", map[string]any{"file": file, "input": "hello", "conversation": "mcp"})
 	if r.IsError || !strings.Contains(text(r), "agent: Turn 1: hello") || !strings.Contains(text(r), "local preview") {
 		t.Fatalf("first Chat: %s", text(r))
@@ -29,7 +29,7 @@ func TestChatRemembersBetweenCalls(t *testing.T) {
 		t.Fatalf("second Chat: %s %+v", text(r), res)
 	}
 	r = call(t, cs, "Chat", map[string]any{"file": file, "conversation": "mcp"})
-	res = conversation.Result{}
+	res = conversation.Transcript{}
 	decode(t, r, &res)
 	if r.IsError || len(res.Turns) != 2 || res.ReplayLiveCalls != 0 || !strings.Contains(text(r), "replayed with 0 model calls") {
 		t.Fatalf("history: %s %+v", text(r), res)

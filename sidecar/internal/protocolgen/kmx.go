@@ -32,6 +32,7 @@ func KMX() Spec {
 				{Name: "ListRuns", Value: lsp.CommandListRuns, Doc: "DocumentParams → ListRunsResult"},
 				{Name: "ClearJournals", Value: lsp.CommandClearJournals, Doc: "ClearJournalsParams → ClearJournalsResult"},
 				{Name: "InspectRun", Value: lsp.CommandInspectRun, Doc: "InspectParams → InspectResult"},
+				{Name: "OpenChat", Value: lsp.CommandOpenChat, Doc: "ChatParams (uri) → ChatResult; the extension opens the chat panel"},
 			}},
 			{Name: "Methods", Doc: "Custom request methods.", Entries: []Const{
 				{Name: "Examples", Value: lsp.MethodExamples},
@@ -41,6 +42,8 @@ func KMX() Spec {
 				{Name: "ListRuns", Value: lsp.MethodListRuns},
 				{Name: "ClearJournals", Value: lsp.MethodClearJournals},
 				{Name: "Inspect", Value: lsp.MethodInspect},
+				{Name: "Chat", Value: lsp.MethodChat},
+				{Name: "ChatDiscard", Value: lsp.MethodChatDiscard},
 			}},
 			{Name: "ClientMethods", Doc: "Server → client requests (the editor route); sent only when initializationOptions.languageModels is true.", Entries: []Const{
 				{Name: "LanguageModels", Value: lsp.MethodLanguageModels},
