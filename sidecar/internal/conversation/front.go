@@ -124,7 +124,7 @@ func Say(ctx context.Context, req Request, input string) (*Transcript, error) {
 			return nil, refusef("check the path; kmx reads *.agent.md files", "cannot read %s", req.File)
 		}
 	}
-	prep, err := localpreview.PrepareChat(req.Route, req.File, src, input)
+	prep, err := localpreview.PrepareChat(ctx, req.Route, req.File, src, input)
 	if err != nil {
 		if r, ok := localpreview.AsRefusal(err); ok {
 			return nil, &Refusal{Code: CodeInvalid, Msg: r.Msg, Next: r.Next}

@@ -1,11 +1,13 @@
 package localpreview
 
 import (
+	"context"
+
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
-// ChatTurn is what one conversation turn is sent with, decided before
+// ChatPlan is what one conversation turn is sent with, decided before
 // anything is created or sent (see the conversation package).
 type ChatPlan struct {
 	Agent *agentfile.Agent
@@ -19,10 +21,11 @@ type ChatPlan struct {
 // checks ad-hoc input (the file must be valid; the input at most 16 KiB,
 // not empty, without a credential shape) and decides the model with the
 // same precedence and route rules (runtime override, then the file's
-// model, then the default; fake in memory, else the compatible endpoint).
+// model, then the default; fake in memory, the editor's models in VS Code,
+// else the compatible endpoint).
 // Judge settings play no part. Conversation turns are tool-free. Every
 // problem is a *Refusal that says what to change.
-func PrepareChat(opts Options, path string, src []byte, input string) (*ChatPlan, error) {
+func PrepareChat(ctx context.Context, opts Options, path string, src []byte, input string) (*ChatPlan, error) {
 	res := agentfile.Parse(path, src)
 	if res.State != agentfile.Valid {
 		return nil, fileRefusal(path, res)
@@ -30,26 +33,14 @@ func PrepareChat(opts Options, path string, src []byte, input string) (*ChatPlan
 	if err := checkAdHoc(input); err != nil {
 		return nil, err
 	}
-	if err := checkRouteSettings(opts); err != nil {
+	// The same route decision as Run's (fake, editor or compatible), with
+	// no examples selected, so no judge is resolved.
+	plan := &Plan{Agent: res.Agent, AdHoc: &input}
+	rt, err := resolveRoutes(ctx, opts, plan)
+	if err != nil {
 		return nil, err
 	}
-	model := effectiveModel(opts, res.Agent)
-	rt := &routes{judges: map[string]route.Model{}}
-	switch {
-	case model == route.Fake && opts.Endpoint != "" && !opts.StandingRoutes:
-		return nil, refuse("drop --endpoint to use the fake model, or choose a real model with --model NAME",
-			"the fake model runs in memory and cannot be combined with an endpoint")
-	case model == route.Fake:
-		rt.agentModel = route.NewFake()
-	default:
-		m, err := newCompatBuilder(opts).model(opts.Endpoint, opts.KeyEnv, model, "--endpoint")
-		if err != nil {
-			return nil, err
-		}
-		rt.agentModel = m
-	}
-	rt.agent = rt.agentModel.Identity()
-	if err := checkCredentialEcho(path, &Plan{Agent: res.Agent, AdHoc: &input}, rt); err != nil {
+	if err := checkCredentialEcho(path, plan, rt); err != nil {
 		return nil, err
 	}
 	return &ChatPlan{Agent: res.Agent, Instructions: res.Agent.Instructions, Model: rt.agentModel}, nil
