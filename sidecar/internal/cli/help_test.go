@@ -24,6 +24,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		{[]string{"lsp"}, []string{"--stdio", "--log-level"}},
 		{[]string{"mcp"}, []string{"--endpoint", "--key-env", "--judge-endpoint", "--judge-key-env", "--log-level"}},
 		{[]string{"version"}, []string{"kmx version"}},
+		{[]string{"chat"}, append([]string{"--input", "--input-file", "--history", "--discard-unfinished", "--clear", "--conversation", "--json"}, route[:3]...)},
 	}
 	// Every command in the table is covered.
 	covered := map[string]bool{}
