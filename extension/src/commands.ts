@@ -2,6 +2,7 @@
 // same ids with the server's argument ({uri, exampleId} or {uri}); the
 // palette calls them with none, and the active editor fills it in.
 import * as vscode from "vscode";
+import type { ChatPanels } from "./chatPanel";
 import type { ExplainView } from "./explainView";
 import { modelChoices } from "./lmMapping";
 import { type ExampleParams, Methods, type ReportResult } from "./protocol";
@@ -18,6 +19,7 @@ export interface CommandDeps {
   explain: ExplainView;
   replay: ReplayPanel;
   status: ModelStatus;
+  chat: ChatPanels;
 }
 
 type Handler = (arg?: unknown) => Promise<void>;
@@ -46,6 +48,14 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         throw new Error("kmx.inspectRun needs a run id: use kmx: Show Run Replay for the file's newest run");
       }
       await deps.replay.show(runId);
+    },
+    // The server's Open chat lens ({uri}) and the palette.
+    "kmx.openChat": (arg) => {
+      const uri = fileArg(arg);
+      if (uri !== undefined) {
+        deps.chat.open(uri);
+      }
+      return Promise.resolve();
     },
     "kmx.clearJournals": () => clearJournals(deps),
     "kmx.selectModel": () => selectModel(deps),

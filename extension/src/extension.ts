@@ -4,6 +4,7 @@
 // replays through kmx requests), and registers commands. It never parses an
 // agent file, opens a journal or holds a credential.
 import * as vscode from "vscode";
+import { ChatPanels } from "./chatPanel";
 import { registerCommands } from "./commands";
 import { ExplainView } from "./explainView";
 import { ReplayPanel } from "./replayPanel";
@@ -21,6 +22,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   replay = new ReplayPanel(sidecar, tests.lastReports);
   const explain = new ExplainView(sidecar);
+  const chat = new ChatPanels(sidecar);
   context.subscriptions.push(
     log,
     sidecar,
@@ -28,13 +30,14 @@ export function activate(context: vscode.ExtensionContext): void {
     tests,
     replay,
     explain,
+    chat,
     tests.onReport((r) => status.fromReport(r)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("kmx")) {
         status.settingsChanged();
       }
     }),
-    ...registerCommands({ sidecar, tests, explain, replay, status }),
+    ...registerCommands({ sidecar, tests, explain, replay, status, chat }),
   );
   // Start at once: diagnostics and lenses should be there when the file is.
   sidecar.ready().catch((err: unknown) => {
