@@ -187,6 +187,7 @@ export interface Report {
   journaled: boolean;
   durationMs: number;
   summary: Summary;
+  toolSettings?: ToolSetting[];
   examples: ExampleResult[] | null;
   retention?: RetentionReport;
   refusal?: RefusalReport;
@@ -198,6 +199,7 @@ export interface AgentRef {
   name?: string;
   path: string;
   revision?: string;
+  settingsRevision?: string;
 }
 
 /** Go: localpreview.RouteReport */
@@ -220,6 +222,12 @@ export interface Summary {
   refused: number;
 }
 
+/** Go: localpreview.ToolSetting */
+export interface ToolSetting {
+  name: string;
+  state: string;
+}
+
 /** Go: localpreview.ExampleResult */
 export interface ExampleResult {
   id: string;
@@ -234,6 +242,8 @@ export interface ExampleResult {
   deciding?: number;
   decidingRange?: Range;
   answer?: string;
+  toolCalls?: number;
+  toolSources?: ToolSource[];
 }
 
 /** Go: judge.AssertionResult */
@@ -254,6 +264,12 @@ export type AssertionType = string;
 
 /** Go: judge.Outcome */
 export type Outcome = string;
+
+/** Go: localpreview.ToolSource */
+export interface ToolSource {
+  name: string;
+  source: string;
+}
 
 /** Go: localpreview.RetentionReport */
 export interface RetentionReport {
@@ -451,6 +467,9 @@ export interface InspectedTurn {
   state: string;
   reason?: string;
   error?: string;
+  harness?: string;
+  tools?: InspectedTool[];
+  toolCalls?: InspectedToolCall[];
   judgeSamples?: JudgeSample[];
 }
 
@@ -458,6 +477,23 @@ export interface InspectedTurn {
 export interface ModelIdentity {
   route: string;
   model: string;
+}
+
+/** Go: localpreview.InspectedTool */
+export interface InspectedTool {
+  name: string;
+  state: string;
+  source: string;
+}
+
+/** Go: localpreview.InspectedToolCall */
+export interface InspectedToolCall {
+  index: number;
+  id: string;
+  name: string;
+  arguments: string;
+  source?: string;
+  result?: string;
 }
 
 /** Go: localpreview.JudgeSample */
@@ -572,6 +608,15 @@ export interface EditorModelIdentity {
 export interface Message {
   role: string;
   content: string;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+}
+
+/** Go: route.ToolCall */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
 }
 
 /** Go: route.EditorToolDefinition */

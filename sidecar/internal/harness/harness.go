@@ -1,12 +1,16 @@
-// Package harness owns the "chat" harness: the gRPC service that runs one
-// turn of a session by sending exactly one model request and streaming what
-// happened (model request, model completion, terminal) back to Sessions,
-// which journals it.
+// Package harness owns the harnesses a session runs on: the gRPC service that
+// runs one turn and streams what happened back to Sessions, which journals
+// it. "chat" sends exactly one model request and never runs tools.
+// "kmx-local-tools-v1" (tools.go) offers the session's frozen tool set,
+// lets the first response request a batch of at most five calls, validates
+// the whole batch before the first call, answers the calls serially and
+// makes one follow-up send whose response must be text.
 //
-// The harness is stateless and never journals, retries, falls back to another
-// model or runs tools. In replay mode it answers only from a recorded
-// completion: it never calls its Resolver, so a replay cannot reach a real
-// model, and any call the recording does not cover is refused and counted.
+// The harness is stateless and never journals, retries or falls back to
+// another model. In replay mode it answers only from the recorded
+// completions and tool results: it never calls its Resolver or a tool
+// source, so a replay cannot reach a real model or tool, and any call the
+// recording does not cover is refused and counted.
 package harness
 
 import (
@@ -30,7 +34,7 @@ import (
 const (
 	// Chat is the tool-free harness this package serves.
 	Chat = "chat"
-	// LocalTools is the tool-running harness of SPEC §9. It is not built yet.
+	// LocalTools is the tool-running harness of SPEC §9 (tools.go).
 	LocalTools = "kmx-local-tools-v1"
 )
 
@@ -104,6 +108,9 @@ func (s *Server) Turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStre
 		if err != nil {
 			return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextRecordingBad, 0)
 		}
+		if req.GetHarness() == LocalTools {
+			return replayTools(ctx, stream, rm, turn, req)
+		}
 		return runChat(ctx, stream, rm, turn, req, rm.liveCalls)
 	}
 
@@ -116,6 +123,9 @@ func (s *Server) Turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStre
 			errorText(ErrTextRouteFailed, err, req), 0)
 	}
 	counted := &countingModel{Model: model}
+	if req.GetHarness() == LocalTools {
+		return runTools(ctx, stream, counted, turn, req, liveDispatch, counted.calls.Load)
+	}
 	return runChat(ctx, stream, counted, turn, req, counted.calls.Load)
 }
 
@@ -136,43 +146,58 @@ func (m *countingModel) Complete(ctx context.Context, req route.Request) (route.
 func runChat(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent],
 	model route.Model, turn int, req *sessionspb.HarnessTurnRequest, liveCalls func() int32) error {
 	mreq := route.ChatRequestWithHistory(req.GetModel().GetModel(), req.GetInstructions(), History(req.GetHistory()), req.GetInput())
+	c, done, err := send(ctx, stream, model, turn, 0, mreq, req, liveCalls)
+	if done {
+		return err
+	}
+	return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_COMPLETED, c.Text, "", liveCalls())
+}
+
+// send makes one model send (no retry whatever the error) and streams its
+// request and completion events. sendNo is 0 on chat, 1 or 2 on a tool
+// turn. When done is true the turn has ended (its terminal is sent, or the
+// stream broke: err says which); otherwise c is the completion.
+func send(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent], model route.Model,
+	turn, sendNo int, mreq route.Request, req *sessionspb.HarnessTurnRequest, liveCalls func() int32) (c route.Completion, done bool, err error) {
 	sum, size, err := RequestDigest(mreq)
 	if err != nil {
-		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextDigestFailed, 0)
+		return c, true, sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextDigestFailed, liveCalls())
 	}
-	reqJSON, err := journal.Encode(journal.ModelRequest{Turn: turn, Model: mreq.Model, SHA256: sum, Bytes: size})
+	reqJSON, err := journal.Encode(journal.ModelRequest{Turn: turn, Model: mreq.Model, SHA256: sum, Bytes: size, Send: sendNo})
 	if err != nil {
-		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextDigestFailed, 0)
+		return c, true, sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextDigestFailed, liveCalls())
 	}
 	if err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_ModelRequest{
 		ModelRequest: &sessionspb.ModelRequestEvent{RequestJson: reqJSON},
 	}}); err != nil {
-		return fmt.Errorf("send model request event: %w", err)
+		return c, true, fmt.Errorf("send model request event: %w", err)
 	}
 
-	// Exactly one call; no retry whatever the error.
-	c, err := model.Complete(ctx, mreq)
+	c, err = model.Complete(ctx, mreq)
 	if err != nil {
 		if state, text, ok := cancelled(ctx, err); ok {
 			// The caller is usually gone; the send is best effort and
 			// Sessions journals the cancellation itself if it never arrives.
 			_ = sendTerminal(stream, state, "", text, liveCalls())
-			return status.FromContextError(ctx.Err()).Err()
+			return c, true, status.FromContextError(ctx.Err()).Err()
 		}
-		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "",
+		return c, true, sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "",
 			errorText(ErrTextModelFailed, err, req), liveCalls())
 	}
-
-	compJSON, err := journal.Encode(journal.ModelCompletion{Turn: turn, Model: c.Model, Text: c.Text, FinishReason: c.FinishReason})
+	mc := journal.ModelCompletion{Turn: turn, Model: c.Model, Text: c.Text, FinishReason: c.FinishReason, Send: sendNo}
+	for _, tc := range c.ToolCalls {
+		mc.ToolCalls = append(mc.ToolCalls, journal.ToolCallRequest{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+	}
+	compJSON, err := journal.Encode(mc)
 	if err != nil {
-		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextModelFailed, liveCalls())
+		return c, true, sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextModelFailed, liveCalls())
 	}
 	if err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_ModelCompletion{
 		ModelCompletion: &sessionspb.ModelCompletionEvent{CompletionJson: compJSON},
 	}}); err != nil {
-		return fmt.Errorf("send model completion event: %w", err)
+		return c, true, fmt.Errorf("send model completion event: %w", err)
 	}
-	return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_COMPLETED, c.Text, "", liveCalls())
+	return c, false, nil
 }
 
 func sendTerminal(stream grpc.ServerStreamingServer[sessionspb.HarnessEvent], state sessionspb.TurnState, answer, errText string, liveCalls int32) error {
@@ -228,11 +253,15 @@ func errorText(prefix string, err error, req *sessionspb.HarnessTurnRequest) str
 func checkRequest(req *sessionspb.HarnessTurnRequest) error {
 	switch h := req.GetHarness(); h {
 	case Chat:
+		if len(req.GetTools()) > 0 {
+			return status.Error(codes.InvalidArgument, `the "chat" harness is tool-free: a session with tools is placed on "kmx-local-tools-v1"`)
+		}
 	case LocalTools:
-		return status.Error(codes.FailedPrecondition,
-			`harness "kmx-local-tools-v1" is not built yet: remove "tools" from the agent file to run it on the "chat" harness`)
+		if err := checkToolRequest(req); err != nil {
+			return err
+		}
 	default:
-		return status.Errorf(codes.InvalidArgument, "harness %q is not served here: this host serves %q", h, Chat)
+		return status.Errorf(codes.InvalidArgument, "harness %q is not served here: this host serves %q and %q", h, Chat, LocalTools)
 	}
 	if req.GetModel().GetRoute() == "" || req.GetModel().GetModel() == "" {
 		return status.Error(codes.InvalidArgument, "turn request has no model identity: set model.route and model.model")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -161,7 +162,7 @@ func TestLiveTurnEvents(t *testing.T) {
 					if err := journal.Decode(e.ModelCompletion.GetCompletionJson(), &mc); err != nil {
 						t.Fatalf("completion payload: %v", err)
 					}
-					if mc != (journal.ModelCompletion{Turn: 1, Model: "m1", Text: tt.wantAnswer, FinishReason: "stop"}) {
+					if !reflect.DeepEqual(mc, journal.ModelCompletion{Turn: 1, Model: "m1", Text: tt.wantAnswer, FinishReason: "stop"}) {
 						t.Errorf("completion payload = %+v", mc)
 					}
 				case *sessionspb.HarnessEvent_Terminal:
@@ -368,8 +369,15 @@ func TestRefusedRequests(t *testing.T) {
 		wantCode codes.Code
 		wantText string
 	}{
-		{name: "tools harness not built", mutate: func(r *sessionspb.HarnessTurnRequest) { r.Harness = LocalTools },
-			wantCode: codes.FailedPrecondition, wantText: "not built yet"},
+		{name: "tools harness with no tools", mutate: func(r *sessionspb.HarnessTurnRequest) { r.Harness = LocalTools },
+			wantCode: codes.InvalidArgument, wantText: "offers 1 to 32 tools"},
+		{name: "chat harness offered tools", mutate: func(r *sessionspb.HarnessTurnRequest) {
+			r.Tools = []*sessionspb.ToolSpec{{Name: "t", State: "Enabled", Source: "unavailable"}}
+		}, wantCode: codes.InvalidArgument, wantText: "tool-free"},
+		{name: "tool call on the judge path", mutate: func(r *sessionspb.HarnessTurnRequest) {
+			r.Harness, r.Purpose = LocalTools, PurposeJudge
+			r.Tools = []*sessionspb.ToolSpec{{Name: "t", State: "Enabled", Source: "unavailable"}}
+		}, wantCode: codes.InvalidArgument, wantText: "judge session is tool-free"},
 		{name: "unknown harness", mutate: func(r *sessionspb.HarnessTurnRequest) { r.Harness = "other" },
 			wantCode: codes.InvalidArgument, wantText: `harness "other" is not served here`},
 		{name: "no model", mutate: func(r *sessionspb.HarnessTurnRequest) { r.Model = nil },

@@ -31,27 +31,40 @@ func RequestDigest(req route.Request) (sum string, size int, err error) {
 	return hex.EncodeToString(h[:]), len(b), nil
 }
 
-// replayModel answers exactly one request, the one whose digest the
-// recording holds, with the recorded completion. Every other call is refused
+// replayModel answers the recorded requests in order, each only when its
+// digest matches, with the recorded completion. Every other call is refused
 // and counted as an attempted live call; nothing here can reach a network.
+// A chat turn has one recorded send; a tool turn one or two.
 type replayModel struct {
-	model      string
+	model   string
+	sends   []recordedSend
+	next    atomic.Int32
+	refused atomic.Int32
+}
+
+type recordedSend struct {
 	request    journal.ModelRequest
 	completion journal.ModelCompletion
-	answered   atomic.Bool
-	refused    atomic.Int32
 }
 
 func newReplayModel(model string, rec *sessionspb.RecordedExchange) (*replayModel, error) {
 	m := &replayModel{model: model}
-	if err := journal.Decode(rec.GetRequestJson(), &m.request); err != nil {
-		return nil, fmt.Errorf("recorded model request: %w", err)
+	pairs := [][2][]byte{{rec.GetRequestJson(), rec.GetCompletionJson()}}
+	if len(rec.GetSecondRequestJson()) > 0 || len(rec.GetSecondCompletionJson()) > 0 {
+		pairs = append(pairs, [2][]byte{rec.GetSecondRequestJson(), rec.GetSecondCompletionJson()})
 	}
-	if err := journal.Decode(rec.GetCompletionJson(), &m.completion); err != nil {
-		return nil, fmt.Errorf("recorded model completion: %w", err)
-	}
-	if m.request.SHA256 == "" {
-		return nil, errors.New("recorded model request has no digest")
+	for _, p := range pairs {
+		var rs recordedSend
+		if err := journal.Decode(p[0], &rs.request); err != nil {
+			return nil, fmt.Errorf("recorded model request: %w", err)
+		}
+		if err := journal.Decode(p[1], &rs.completion); err != nil {
+			return nil, fmt.Errorf("recorded model completion: %w", err)
+		}
+		if rs.request.SHA256 == "" {
+			return nil, errors.New("recorded model request has no digest")
+		}
+		m.sends = append(m.sends, rs)
 	}
 	return m, nil
 }
@@ -65,11 +78,17 @@ func (m *replayModel) Complete(ctx context.Context, req route.Request) (route.Co
 		return route.Completion{}, err
 	}
 	sum, size, err := RequestDigest(req)
-	if err != nil || sum != m.request.SHA256 || size != m.request.Bytes || !m.answered.CompareAndSwap(false, true) {
+	i := int(m.next.Add(1)) - 1
+	if err != nil || i >= len(m.sends) || sum != m.sends[i].request.SHA256 || size != m.sends[i].request.Bytes {
 		m.refused.Add(1)
 		return route.Completion{}, errReplayRefused
 	}
-	return route.Completion{Model: m.completion.Model, Text: m.completion.Text, FinishReason: m.completion.FinishReason}, nil
+	c := m.sends[i].completion
+	out := route.Completion{Model: c.Model, Text: c.Text, FinishReason: c.FinishReason}
+	for _, tc := range c.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, route.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+	}
+	return out, nil
 }
 
 // liveCalls is the number of refused (would-be live) calls so far.

@@ -22,6 +22,14 @@ const (
 	KindTurnTerminal    Kind = "turn.terminal"
 )
 
+// The records a kmx-local-tools-v1 turn adds between its first model
+// completion and its second model request: one call and one result per
+// tool call of the batch, in batch order.
+const (
+	KindToolCall   Kind = "tool.call"
+	KindToolResult Kind = "tool.result"
+)
+
 // TurnKinds lists the five kinds in the order a complete turn holds them.
 var TurnKinds = [...]Kind{KindSessionPlaced, KindTurnStarted, KindModelRequest, KindModelCompletion, KindTurnTerminal}
 
@@ -39,6 +47,55 @@ type SessionPlaced struct {
 	Purpose   string        `json:"purpose"`
 	ExampleID string        `json:"exampleId"`
 	Model     ModelIdentity `json:"model"`
+	// Tools is the tool set offered to a kmx-local-tools-v1 session, frozen
+	// at run start: each declared name with its kmx.yaml state, its source
+	// and the example's saved calls. Absent on the chat harness.
+	Tools []OfferedTool `json:"tools,omitempty"`
+}
+
+// OfferedTool is one declared tool as offered to a session.
+type OfferedTool struct {
+	Name     string         `json:"name"`
+	State    string         `json:"state"`
+	Source   string         `json:"source"`
+	Recorded []RecordedCall `json:"recorded,omitempty"`
+	Pending  bool           `json:"pending,omitempty"`
+}
+
+// RecordedCall is one saved call of an offered tool, as JSON text.
+type RecordedCall struct {
+	Arguments string `json:"arguments"`
+	Result    string `json:"result"`
+}
+
+// ToolCallRequest is one call of a model's tool batch.
+type ToolCallRequest struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolCall is written before a validated call is answered.
+type ToolCall struct {
+	Turn int `json:"turn"`
+	// Index is the call's place in the batch, from 1.
+	Index     int    `json:"index"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolResult is what a call got: the text the model receives and its
+// source (live, recorded, unavailable or disabled). Dispatched is false for
+// a Disabled answer, which is not counted in toolCalls.
+type ToolResult struct {
+	Turn       int    `json:"turn"`
+	Index      int    `json:"index"`
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Source     string `json:"source"`
+	Dispatched bool   `json:"dispatched"`
+	Result     string `json:"result"`
 }
 
 // TurnStarted is written before the harness runs a turn.
@@ -57,6 +114,8 @@ type ModelRequest struct {
 	Model  string `json:"model"`
 	SHA256 string `json:"sha256"`
 	Bytes  int    `json:"bytes"`
+	// Send numbers a tool turn's model sends (1 or 2); absent on chat.
+	Send int `json:"send,omitempty"`
 }
 
 // ModelCompletion is the checked reply of the model.
@@ -65,6 +124,10 @@ type ModelCompletion struct {
 	Model        string `json:"model"`
 	Text         string `json:"text"`
 	FinishReason string `json:"finishReason"`
+	// Send numbers a tool turn's model sends (1 or 2); absent on chat.
+	Send int `json:"send,omitempty"`
+	// ToolCalls is the batch a tool turn's first completion requested.
+	ToolCalls []ToolCallRequest `json:"toolCalls,omitempty"`
 }
 
 // Turn states recorded by TurnTerminal.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
@@ -22,6 +23,8 @@ type Turn struct {
 	Instructions string
 	Input        string
 	Model        route.Identity
+	// Tools is the example's frozen tool set; empty runs on "chat".
+	Tools []localtools.Tool
 }
 
 // Outcome is what an Executor reports for a Turn. Only an outcome with
@@ -39,11 +42,13 @@ type Outcome struct {
 	Problem string
 	// Cancelled: the turn stopped because its context ended.
 	Cancelled bool
+	// ToolUses is a verified tool turn's answered calls, in batch order.
+	ToolUses []ToolUse
 }
 
 // Executor sits between the example loop and execution. Any Executor gets
-// the exact model and route in the Turn and must not retry, run tools, fall
-// back to another model or report an incomplete turn as complete. A
+// the exact model, route and tool set in the Turn and must not retry, drop a
+// tool, fall back to another model or report an incomplete turn as complete. A
 // non-journaled executor reports Journaled false, and so can never be
 // reported as a journaled result.
 type Executor interface {
@@ -67,6 +72,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 		Purpose:   t.Purpose,
 		ExampleId: t.ExampleID,
 		Model:     &sessionspb.ModelIdentity{Route: t.Model.Route, Model: t.Model.Model},
+		Tools:     toolSpecs(t.Tools),
 	})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("place session: %w", err)
@@ -113,6 +119,21 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 		out.Problem = "not replay-verified: replay answer differs"
 	default:
 		out.Verified = true
+		for _, u := range v.GetToolUses() {
+			out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched()})
+		}
 	}
 	return out, nil
+}
+
+func toolSpecs(tools []localtools.Tool) []*sessionspb.ToolSpec {
+	out := make([]*sessionspb.ToolSpec, 0, len(tools))
+	for _, t := range tools {
+		s := &sessionspb.ToolSpec{Name: t.Name, State: t.State, Source: t.Source, Pending: t.Pending}
+		for _, c := range t.Recorded {
+			s.Recorded = append(s.Recorded, &sessionspb.SavedCall{Arguments: c.Arguments, Result: c.Result})
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -104,8 +104,38 @@ type InspectedTurn struct {
 	// Reason says, in fixed text, why the turn did not verify.
 	Reason string `json:"reason,omitempty"`
 	// Error is the fixed-text error the journal recorded for a failed turn.
-	Error        string        `json:"error,omitempty"`
-	JudgeSamples []JudgeSample `json:"judgeSamples,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Harness is the harness the session was placed on ("chat" or
+	// "kmx-local-tools-v1").
+	Harness string `json:"harness,omitempty"`
+	// Tools is a tool turn's offered tool set, frozen at run start: names,
+	// kmx.yaml states and sources (never the saved results themselves).
+	Tools []InspectedTool `json:"tools,omitempty"`
+	// ToolCalls is what the journal holds of a tool turn's calls, in batch
+	// order, whether or not the turn verified (an incomplete trace stays
+	// incomplete: State says so).
+	ToolCalls    []InspectedToolCall `json:"toolCalls,omitempty"`
+	JudgeSamples []JudgeSample       `json:"judgeSamples,omitempty"`
+}
+
+// InspectedTool is one offered tool of a tool turn.
+type InspectedTool struct {
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Source string `json:"source"`
+}
+
+// InspectedToolCall is one journaled call and, when journaled, its result.
+type InspectedToolCall struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	// Source is live, recorded, unavailable or disabled; empty when the
+	// call has no journaled result.
+	Source string `json:"source,omitempty"`
+	// Result is the text the model received; nil when none was journaled.
+	Result *string `json:"result,omitempty"`
 }
 
 // JudgeSample is one llmJudge sample of an example, replayed like any turn.
@@ -136,8 +166,9 @@ func (in *Inspection) HideReasoning() {
 }
 
 // Inspect reopens the retained run runID in the journal folder dir and
-// replays each complete turn through the chat harness against its recorded
-// completion, via the embedded Sessions' VerifyTurn. The models it could
+// replays each complete turn through its harness against its recorded
+// completions (and, on the tool harness, its recorded tool results), via the
+// embedded Sessions' VerifyTurn. The models it could
 // reach are a resolver that refuses and counts every call; that count and
 // the harness's own are LiveCalls. Nothing is sent, nothing is judged, and
 // no journal is created (journal.Open refuses a run that is not there).
@@ -341,6 +372,7 @@ type inspectedSession struct {
 	placed   journal.SessionPlaced
 	started  map[int]journal.TurnStarted
 	terminal map[int]journal.TurnTerminal
+	calls    map[int][]InspectedToolCall
 	order    []int // turn numbers in journal order
 	verified []verifiedTurn
 }
@@ -356,7 +388,8 @@ func groupSessions(recs []journal.Record) []*inspectedSession {
 	for _, r := range recs {
 		s := byID[r.SessionID]
 		if s == nil {
-			s = &inspectedSession{id: r.SessionID, started: map[int]journal.TurnStarted{}, terminal: map[int]journal.TurnTerminal{}}
+			s = &inspectedSession{id: r.SessionID, started: map[int]journal.TurnStarted{}, terminal: map[int]journal.TurnTerminal{},
+				calls: map[int][]InspectedToolCall{}}
 			byID[r.SessionID] = s
 			out = append(out, s)
 		}
@@ -378,6 +411,18 @@ func groupSessions(recs []journal.Record) []*inspectedSession {
 			var v journal.TurnTerminal
 			if journal.Decode(r.Payload, &v) == nil {
 				s.terminal[r.Turn] = v
+			}
+		case journal.KindToolCall:
+			var v journal.ToolCall
+			if journal.Decode(r.Payload, &v) == nil {
+				s.calls[r.Turn] = append(s.calls[r.Turn], InspectedToolCall{Index: v.Index, ID: v.ID, Name: v.Name, Arguments: v.Arguments})
+			}
+		case journal.KindToolResult:
+			var v journal.ToolResult
+			cs := s.calls[r.Turn]
+			if journal.Decode(r.Payload, &v) == nil && len(cs) > 0 && cs[len(cs)-1].ID == v.ID && cs[len(cs)-1].Result == nil {
+				res := v.Result
+				cs[len(cs)-1].Source, cs[len(cs)-1].Result = v.Source, &res
 			}
 		}
 	}
@@ -428,6 +473,10 @@ func (s *inspectedSession) turn(vt verifiedTurn) InspectedTurn {
 	t := InspectedTurn{
 		Example: s.placed.ExampleID, Purpose: s.placed.Purpose, SessionID: s.id, Turn: vt.n,
 		Model: s.placed.Model, Input: s.started[vt.n].Input, State: st, Reason: reason,
+		Harness: s.placed.Harness, ToolCalls: s.calls[vt.n],
+	}
+	for _, o := range s.placed.Tools {
+		t.Tools = append(t.Tools, InspectedTool{Name: o.Name, State: o.State, Source: o.Source})
 	}
 	if st == TurnVerified {
 		a := vt.resp.GetAnswer()

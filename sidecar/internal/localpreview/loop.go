@@ -167,6 +167,7 @@ func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) 
 		Instructions: l.plan.Agent.Instructions,
 		Input:        ex.Input,
 		Model:        l.plan.Routes.agent,
+		Tools:        l.plan.tools.sets[ex.ID],
 	})
 	res.Journaled = out.Journaled
 	if err != nil {
@@ -189,6 +190,7 @@ func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) 
 		return res
 	}
 	res.Verified = true
+	recordToolUses(&res, out.ToolUses)
 	if adHoc {
 		res.Verdict = VerdictAnswered
 		res.Message = "answered; ad-hoc input has no assertions"
@@ -197,7 +199,14 @@ func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) 
 	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: ex.ID}
 	why := ""
 	for _, a := range ex.Assertions {
-		r := judge.Evaluate(ectx, a, ex.Input, out.Answer, sampler)
+		var r judge.AssertionResult
+		if a.Type == agentfile.ToolCalled || a.Type == agentfile.ToolNotCalled {
+			// From the replay-verified trace only (prepare refused them
+			// on a file that declares no tools).
+			r = judge.EvaluateTool(a, judgeUses(out.ToolUses))
+		} else {
+			r = judge.Evaluate(ectx, a, ex.Input, out.Answer, sampler)
+		}
 		res.Assertions = append(res.Assertions, r)
 		if r.Abort {
 			why = "an earlier judge reply was malformed or unavailable"

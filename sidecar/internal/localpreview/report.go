@@ -34,11 +34,14 @@ type Report struct {
 	// Selection is "full" or "subset".
 	Selection string `json:"selection"`
 	// Verdict of the whole file: pass only when every selected example passed.
-	Verdict    string          `json:"verdict"`
-	Journaled  bool            `json:"journaled"`
-	DurationMs float64         `json:"durationMs"`
-	Summary    Summary         `json:"summary"`
-	Examples   []ExampleResult `json:"examples"`
+	Verdict    string  `json:"verdict"`
+	Journaled  bool    `json:"journaled"`
+	DurationMs float64 `json:"durationMs"`
+	Summary    Summary `json:"summary"`
+	// ToolSettings is every declared tool's kmx.yaml state, frozen at run
+	// start; absent when the file declares no tools or nothing ran.
+	ToolSettings []ToolSetting   `json:"toolSettings,omitempty"`
+	Examples     []ExampleResult `json:"examples"`
 	// Retention is set for a completed non-pass Test: whether its failure
 	// projection was retained for Explain.
 	Retention *RetentionReport `json:"retention,omitempty"`
@@ -53,6 +56,9 @@ type AgentRef struct {
 	Name     string `json:"name,omitempty"`
 	Path     string `json:"path"`
 	Revision string `json:"revision,omitempty"`
+	// SettingsRevision digests the tool settings the run froze: a result
+	// is out of date when kmx.yaml changes, even if Revision does not.
+	SettingsRevision string `json:"settingsRevision,omitempty"`
 }
 
 // RouteReport names the model routes used, never an endpoint's credential.
@@ -96,6 +102,12 @@ type ExampleResult struct {
 	DecidingRange *agentfile.Range `json:"decidingRange,omitempty"`
 	// Answer is present only when content was requested (Run shows it).
 	Answer *string `json:"answer,omitempty"`
+	// ToolCalls counts Enabled tool dispatches of a replay-verified tool
+	// turn (Disabled answers are not dispatches); omitted when zero.
+	ToolCalls int `json:"toolCalls,omitempty"`
+	// ToolSources names each called tool's source: live, recorded or
+	// unavailable. Never arguments, results or definitions.
+	ToolSources []ToolSource `json:"toolSources,omitempty"`
 }
 
 // RefusalReport is the JSON form of a refusal.

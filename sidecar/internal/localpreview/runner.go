@@ -155,6 +155,8 @@ type Plan struct {
 	Selected []agentfile.Example
 	AdHoc    *string
 	Routes   *routes
+	// tools is kmx.yaml's frozen settings and each example's tool set.
+	tools planTools
 	// subject is the file subject for retained failures, frozen before any
 	// model send so a later path replacement cannot rebind the record.
 	subject    string
@@ -204,8 +206,10 @@ func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan
 			switch a.Type {
 			case agentfile.Contains, agentfile.NotContains, agentfile.Regex, agentfile.LLMJudge:
 			case agentfile.ToolCalled, agentfile.ToolNotCalled:
-				return nil, refuse("remove the tool assertion, or run this example once the tools harness is available",
-					"example %q asserts %s, but this preview is tool-free: tool assertions need a tool host", ex.ID, a.Type)
+				if len(plan.Agent.Tools) == 0 {
+					return nil, refuse(fmt.Sprintf("declare %q in the agent file's tools, or remove the assertion", a.Value),
+						"example %q asserts %s, but the agent file declares no tools: tool assertions are judged on the tool harness only", ex.ID, a.Type)
+				}
 			default:
 				return nil, refuse("use contains, notContains, regex or llmJudge", "example %q uses unsupported assertion type %q", ex.ID, a.Type)
 			}
@@ -215,8 +219,14 @@ func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan
 		return nil, refuse(fmt.Sprintf("set the concurrency to a number from 1 to %d (default %d)", MaxConcurrency, DefaultConcurrency),
 			"concurrency %d is outside 1 to %d", opts.Concurrency, MaxConcurrency)
 	}
+	if err := prepareTools(req.Path, plan); err != nil {
+		return nil, err
+	}
 	rt, err := resolveRoutes(ctx, opts, plan)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkToolRoute(plan, rt); err != nil {
 		return nil, err
 	}
 	if err := checkCredentialEcho(req.Path, plan, rt); err != nil {
@@ -311,6 +321,10 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 		}
 		return fmt.Errorf("create journal: %w", err)
 	}
+	// Execution provenance: the settings this run froze (a refusal before
+	// this point has none).
+	rep.ToolSettings = plan.tools.report()
+	rep.Agent.SettingsRevision = plan.tools.revision()
 	// Retention runs while this run's lock is held, so the run is never its
 	// own candidate. Its errors are ignored on purpose: cleaning up older
 	// runs is not part of this run's result, the next start tries again,

@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -160,7 +161,7 @@ func TestEditorRouteTestsFileAndReplaysWithZeroCalls(t *testing.T) {
 	if p.Handle != "h1" || p.Model != editorGPT.Identity() || len(p.Tools) != 0 || p.MaxReplyBytes != route.MaxEditorReplyBytes {
 		t.Fatalf("send = %+v", p)
 	}
-	if len(p.Messages) != 2 || p.Messages[0].Role != "system" || p.Messages[0].Content != "You draft release notes." || p.Messages[1] != (route.Message{Role: "user", Content: "Ada"}) {
+	if len(p.Messages) != 2 || p.Messages[0].Role != "system" || p.Messages[0].Content != "You draft release notes." || !reflect.DeepEqual(p.Messages[1], route.Message{Role: "user", Content: "Ada"}) {
 		t.Fatalf("messages = %+v", p.Messages)
 	}
 

@@ -40,7 +40,7 @@ func TestCodeLenses(t *testing.T) {
 		{
 			name: "invalid kmx.yaml says so on the lens",
 			text: withTools, kmxYAML: "tools:\n  ping: Ask\n",
-			want: []string{"0:💬 Open chat:kmx.openChat", "7:▶ Test file:kmx.testFile", "7:⚠ kmx.yaml is invalid: line 2: tool \"ping\" has state \"Ask\"; use Enabled or Disabled (Ask is not supported yet); fix kmx.yaml (tools: {NAME: Enabled|Disabled}):", "10:▶ Run example:kmx.runExample"},
+			want: []string{"0:💬 Open chat:kmx.openChat", "7:▶ Test file:kmx.testFile", "7:⚠ kmx.yaml:2:9: tool \"ping\" has state Ask, which is not supported yet: use Enabled or Disabled; Run and Test are refused until kmx.yaml is fixed:", "10:▶ Run example:kmx.runExample"},
 		},
 		{
 			name: "a file with errors still has lenses",

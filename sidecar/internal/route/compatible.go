@@ -187,6 +187,10 @@ func (c *CompatibleModel) Complete(ctx context.Context, req Request) (Completion
 		return Completion{}, configErr("model", "the request has no messages",
 			"build the request with route.ChatRequest")
 	}
+	if req.HasTools() {
+		return Completion{}, configErr("tools", "tools are not offered on the compatible route yet",
+			"run a tool-declaring agent on the fake model (--model fake), or remove its tools")
+	}
 	if c.ContainsCredential(req.Model) {
 		return Completion{}, replyErr(ClassRequestCredential, "")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestMockOpenAIServer(t *testing.T) {
 				t.Fatalf("Complete: %v", err)
 			}
 			want := Completion{Model: tt.model, Text: tt.input, FinishReason: "stop"}
-			if comp != want {
+			if !reflect.DeepEqual(comp, want) {
 				t.Errorf("Complete = %+v, want %+v", comp, want)
 			}
 		})

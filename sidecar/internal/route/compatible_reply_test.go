@@ -116,7 +116,7 @@ func TestReplyCorpusOverHTTP(t *testing.T) {
 			if c.want == ClassStatus && (re.Status != c.status || !strings.Contains(err.Error(), strconv.Itoa(c.status))) {
 				t.Errorf("error %q does not carry status %d", err, c.status)
 			}
-			if comp != (Completion{}) {
+			if !reflect.DeepEqual(comp, Completion{}) {
 				t.Errorf("a refused reply returned a completion")
 			}
 			assertQuotesNothing(t, err.Error(), c.body)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,7 +169,7 @@ func TestCompatibleSendsOneStrictRequest(t *testing.T) {
 		t.Fatalf("Complete: %v", err)
 	}
 	want := Completion{Model: testModel, Text: "Release notes: this week", FinishReason: "stop"}
-	if comp != want {
+	if !reflect.DeepEqual(comp, want) {
 		t.Errorf("Complete = %+v, want %+v", comp, want)
 	}
 	if len(reqs) != 1 {
@@ -234,7 +235,7 @@ func TestCompatibleRefusesEchoedCredential(t *testing.T) {
 			if !errors.As(err, &re) || re.Class != ClassCredential {
 				t.Fatalf("Complete = (%+v, %v), want a %s refusal", comp, err, ClassCredential)
 			}
-			if comp != (Completion{}) {
+			if !reflect.DeepEqual(comp, Completion{}) {
 				t.Errorf("a refused reply still returned a completion")
 			}
 			if strings.Contains(err.Error(), key) || strings.Contains(err.Error(), key[2:]) {

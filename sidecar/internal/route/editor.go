@@ -148,6 +148,9 @@ const (
 	EditorStopped EditorClass = "stopped"
 	// EditorNoHost: kmx runs outside VS Code, so no editor model exists.
 	EditorNoHost EditorClass = "no-editor"
+	// EditorToolsOffered: a request carrying tools; the editor route does
+	// not offer tools yet, so it refuses rather than drop them.
+	EditorToolsOffered EditorClass = "tools-offered"
 )
 
 // KnownEditorClass reports whether c is a class the extension may send.
@@ -185,6 +188,8 @@ func (c EditorClass) text() string {
 		return "not sent: an earlier editor model request of this run failed; start a new run"
 	case EditorNoHost:
 		return "editor models are only reachable inside VS Code"
+	case EditorToolsOffered:
+		return "tools are not offered on the editor route yet; run a tool-declaring agent on the fake model"
 	}
 	return "the editor request was refused"
 }
@@ -278,6 +283,9 @@ func (m *EditorModel) Complete(ctx context.Context, req Request) (Completion, er
 	}
 	if m.session.isStopped() {
 		return Completion{}, &EditorError{Class: EditorStopped}
+	}
+	if req.HasTools() {
+		return Completion{}, &EditorError{Class: EditorToolsOffered}
 	}
 	if req.Model != m.info.JournalName() {
 		// The harness asks for the identity it was placed with; anything

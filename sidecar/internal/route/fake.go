@@ -1,7 +1,10 @@
 package route
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -18,7 +21,8 @@ var (
 	fakeReplyExactly = regexp.MustCompile("Reply with exactly `([^`\n]+)`\\.")
 	// Row 2: the answer is TEXT, one space, then the user's input verbatim.
 	fakeReplyFollowed = regexp.MustCompile("Reply with exactly `([^`\n]+)` followed by the input")
-	// Row 3: a tool call, which the tool-free fake can only refuse.
+	// Row 3: a tool call, made only when the request offers the tool;
+	// otherwise refused.
 	fakeCallTool = regexp.MustCompile("Call the tool `([^`\n]+)`")
 )
 
@@ -65,6 +69,10 @@ func (fakeModel) Complete(ctx context.Context, req Request) (Completion, error) 
 	}
 	instructions, input := splitMessages(req.Messages)
 	text, err := FakeAnswer(instructions, input)
+	var unbound *UnboundToolError
+	if errors.As(err, &unbound) && offers(req.Tools, unbound.Tool) {
+		return fakeToolTurn(req, unbound.Tool), nil
+	}
 	if err != nil {
 		return Completion{}, err
 	}
@@ -72,6 +80,40 @@ func (fakeModel) Complete(ctx context.Context, req Request) (Completion, error) 
 		text = fmt.Sprintf("Turn %d: %s", userMessages(req.Messages), input)
 	}
 	return Completion{Model: Fake, Text: text, FinishReason: "stop"}, nil
+}
+
+// FakeCallID is the call ID the fake model gives its one tool call.
+const FakeCallID = "call_1"
+
+// fakeToolTurn is the tool row when the request offers NAME: the first send
+// requests one call of NAME with arguments {}; once the request carries a
+// tool result, the answer is that result's text (a JSON result compacted).
+func fakeToolTurn(req Request, name string) Completion {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if m := req.Messages[i]; m.Role == "tool" {
+			return Completion{Model: Fake, Text: compactJSON(m.Content), FinishReason: "stop"}
+		}
+	}
+	return Completion{Model: Fake, FinishReason: "tool_calls",
+		ToolCalls: []ToolCall{{ID: FakeCallID, Name: name, Arguments: "{}"}}}
+}
+
+func offers(tools []ToolDef, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// compactJSON returns s as compact JSON when it is JSON, else s unchanged.
+func compactJSON(s string) string {
+	var b bytes.Buffer
+	if json.Valid([]byte(s)) && json.Compact(&b, []byte(s)) == nil {
+		return b.String()
+	}
+	return s
 }
 
 // FakeAnswer is the fake model's directive table as a pure function of the

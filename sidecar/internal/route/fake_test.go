@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -50,7 +51,7 @@ func TestFakeDirectives(t *testing.T) {
 				t.Fatalf("Complete: %v", err)
 			}
 			want := Completion{Model: "fake", Text: tc.want, FinishReason: "stop"}
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("Complete = %+v, want %+v", got, want)
 			}
 		})
@@ -86,7 +87,7 @@ func TestFakeDeterministic(t *testing.T) {
 	}
 	for i := 0; i < 50; i++ {
 		got, err := m.Complete(context.Background(), req)
-		if err != nil || got != first {
+		if err != nil || !reflect.DeepEqual(got, first) {
 			t.Fatalf("call %d = %+v, %v; want %+v", i, got, err, first)
 		}
 	}

@@ -29,15 +29,35 @@ type Identity struct {
 
 // Message is one chat message.
 type Message struct {
-	Role    string `json:"role"` // "system", "user" or "assistant"
+	Role    string `json:"role"` // "system", "user", "assistant" or "tool"
 	Content string `json:"content"`
+	// ToolCalls is an assistant message's tool call batch (tool turns only).
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID names the call a "tool" message answers.
+	ToolCallID string `json:"toolCallId,omitempty"`
+}
+
+// ToolCall is one tool call a model requested: Arguments is JSON text.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolDef is one tool offered to the model. Parameters is a JSON Schema.
+type ToolDef struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Parameters  string `json:"parameters"`
 }
 
 // Request is one Chat Completions-style request: instructions as the system
-// message, the input as the user message.
+// message, the input as the user message. Tools is empty on the tool-free
+// chat path, and then leaves the request's JSON (and digest) unchanged.
 type Request struct {
 	Model    string    `json:"model"`
 	Messages []Message `json:"messages"`
+	Tools    []ToolDef `json:"tools,omitempty"`
 }
 
 // Completion is a model's checked answer.
@@ -45,8 +65,24 @@ type Completion struct {
 	// Model is the model name the reply reported.
 	Model string `json:"model"`
 	Text  string `json:"text"`
-	// FinishReason is the reply's finish reason ("stop" for the fake model).
+	// FinishReason is the reply's finish reason ("stop" for the fake model,
+	// "tool_calls" when it requested tools).
 	FinishReason string `json:"finishReason"`
+	// ToolCalls is the batch of tool calls the model requested, if any.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+}
+
+// HasTools reports whether req offers tools or carries a tool exchange.
+func (req Request) HasTools() bool {
+	if len(req.Tools) > 0 {
+		return true
+	}
+	for _, m := range req.Messages {
+		if len(m.ToolCalls) > 0 || m.ToolCallID != "" || m.Role == "tool" {
+			return true
+		}
+	}
+	return false
 }
 
 // Model sends one request and returns one checked completion. Implementations

@@ -1,21 +1,17 @@
 package sessions
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 )
 
-// ErrHarnessNotBuilt marks a placement on a harness this build cannot serve.
-var ErrHarnessNotBuilt = errors.New("harness not built")
-
 // maxTools matches the agent file's limit on declared tool names.
 const maxTools = 32
 
 // Place picks the harness for a session: "chat" when no tools are declared,
-// "kmx-local-tools-v1" otherwise. That harness is not built yet, so a session
-// with tools is refused here, before anything is journaled.
+// "kmx-local-tools-v1" otherwise. A declared tool is never left out: any
+// tool places the session on the tool harness, which offers every one.
 func Place(tools []string) (string, error) {
 	if len(tools) > maxTools {
 		return "", fmt.Errorf("place session: %d tools declared, at most %d are allowed: remove some from the agent file", len(tools), maxTools)
@@ -31,7 +27,7 @@ func Place(tools []string) (string, error) {
 		seen[name] = true
 	}
 	if len(tools) > 0 {
-		return "", fmt.Errorf("place session: tools need the %q harness, which is not built yet: remove \"tools\" from the agent file to run it on %q: %w", harness.LocalTools, harness.Chat, ErrHarnessNotBuilt)
+		return harness.LocalTools, nil
 	}
 	return harness.Chat, nil
 }

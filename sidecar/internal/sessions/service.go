@@ -49,6 +49,7 @@ type session struct {
 	harness string
 	purpose string
 	model   journal.ModelIdentity
+	tools   []*sessionspb.ToolSpec
 	turns   int
 	running bool
 }
@@ -68,20 +69,25 @@ func (s *service) CreateSession(ctx context.Context, req *sessionspb.CreateSessi
 	if model.Route == "" || model.Model == "" {
 		return nil, status.Error(codes.InvalidArgument, "create session: no model identity: set model.route and model.model")
 	}
-	h, err := Place(req.GetTools())
+	names := make([]string, 0, len(req.GetTools()))
+	for _, t := range req.GetTools() {
+		names = append(names, t.GetName())
+	}
+	if len(names) > 0 && req.GetPurpose() == harness.PurposeJudge {
+		return nil, status.Error(codes.InvalidArgument, "create session: a judge session is tool-free: judges see only the final answer; create it without tools")
+	}
+	h, err := Place(names)
 	if err != nil {
-		if errors.Is(err, ErrHarnessNotBuilt) {
-			return nil, status.Error(codes.FailedPrecondition, err.Error())
-		}
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	id, err := s.newID()
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	sess := &session{id: id, harness: h, purpose: req.GetPurpose(), model: model}
+	sess := &session{id: id, harness: h, purpose: req.GetPurpose(), model: model, tools: req.GetTools()}
 	payload, err := journal.Encode(journal.SessionPlaced{
 		SessionID: id, Harness: h, Purpose: sess.purpose, ExampleID: req.GetExampleId(), Model: model,
+		Tools: offeredFromProto(req.GetTools()),
 	})
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
@@ -162,7 +168,7 @@ func (s *service) RunTurn(ctx context.Context, req *sessionspb.RunTurnRequest) (
 	// hctx lets a journal failure stop the model call in flight.
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	term, runErr := s.streamTurn(hctx, sess, turn, req)
+	term, tr, runErr := s.streamTurn(hctx, sess, turn, req)
 	if runErr != nil {
 		cancel()
 	}
@@ -174,7 +180,7 @@ func (s *service) RunTurn(ctx context.Context, req *sessionspb.RunTurnRequest) (
 	}
 	return &sessionspb.RunTurnResponse{
 		Turn: int32(turn), State: stateProto(term.State), Answer: term.Answer, Error: term.Error,
-		ReportedModel: term.reportedModel,
+		ReportedModel: term.reportedModel, ToolUses: tr.uses(),
 	}, nil
 }
 
@@ -185,11 +191,13 @@ type terminal struct {
 	reportedModel string
 }
 
-// streamTurn runs the turn on the harness and journals the model request and
-// completion as they arrive, each committed before the next is read. It
-// returns the terminal to journal; a non-nil error is a journal failure the
-// caller must report after writing that terminal.
-func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest) (terminal, error) {
+// streamTurn runs the turn on the harness and journals each record (model
+// requests and completions, tool calls and results) as it arrives, each
+// checked against the turn protocol and committed before the next is read.
+// It returns the terminal to journal and the trace; a non-nil error is a
+// journal failure the caller must report after writing that terminal.
+func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest) (terminal, *trace, error) {
+	tr := newTrace(sess.harness, turn, sess.model.Model)
 	// failed describes a turn the harness did not end itself. When the
 	// caller's context has ended, that is the reason, whatever broke first.
 	failed := func(text string) terminal {
@@ -201,55 +209,53 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 	stream, err := s.harness.Turn(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: sess.id, Harness: sess.harness, Purpose: sess.purpose, Turn: int32(turn),
 		Model:        &sessionspb.ModelIdentity{Route: sess.model.Route, Model: sess.model.Model},
-		Instructions: req.GetInstructions(), Input: req.GetInput(), History: req.GetHistory(),
+		Instructions: req.GetInstructions(), Input: req.GetInput(), History: req.GetHistory(), Tools: sess.tools,
 	})
 	if err != nil {
-		return failed(errTextHarnessUnavailable), nil
+		return failed(errTextHarnessUnavailable), tr, nil
 	}
-	var completion *journal.ModelCompletion
-	sawRequest := false
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			return failed(errTextHarnessEnded), nil
+			return failed(errTextHarnessEnded), tr, nil
 		}
 		if err != nil {
-			return failed(harnessErrorText(err)), nil
+			return failed(harnessErrorText(err)), tr, nil
 		}
+		var kind journal.Kind
+		var payload []byte
 		switch e := ev.GetEvent().(type) {
 		case *sessionspb.HarnessEvent_ModelRequest:
-			var mr journal.ModelRequest
-			if sawRequest || completion != nil || journal.Decode(e.ModelRequest.GetRequestJson(), &mr) != nil || mr.Turn != turn || mr.Model != sess.model.Model {
-				return failed(errTextHarnessProtocol), nil
-			}
-			sawRequest = true
-			if err := s.appendDetached(ctx, sess.id, turn, journal.KindModelRequest, e.ModelRequest.GetRequestJson()); err != nil {
-				return failed(errTextJournalWrite), journalStatus(ctx, err)
-			}
+			kind, payload = journal.KindModelRequest, e.ModelRequest.GetRequestJson()
 		case *sessionspb.HarnessEvent_ModelCompletion:
-			var mc journal.ModelCompletion
-			if !sawRequest || completion != nil || journal.Decode(e.ModelCompletion.GetCompletionJson(), &mc) != nil || mc.Turn != turn {
-				return failed(errTextHarnessProtocol), nil
-			}
-			completion = &mc
-			if err := s.appendDetached(ctx, sess.id, turn, journal.KindModelCompletion, e.ModelCompletion.GetCompletionJson()); err != nil {
-				return failed(errTextJournalWrite), journalStatus(ctx, err)
-			}
+			kind, payload = journal.KindModelCompletion, e.ModelCompletion.GetCompletionJson()
+		case *sessionspb.HarnessEvent_ToolCall:
+			kind, payload = journal.KindToolCall, e.ToolCall.GetCallJson()
+		case *sessionspb.HarnessEvent_ToolResult:
+			kind, payload = journal.KindToolResult, e.ToolResult.GetResultJson()
 		case *sessionspb.HarnessEvent_Terminal:
-			return checkTerminal(e.Terminal, turn, completion), nil
+			return checkTerminal(e.Terminal, turn, tr), tr, nil
 		default:
-			return failed(errTextHarnessProtocol), nil
+			return failed(errTextHarnessProtocol), tr, nil
+		}
+		if !tr.accept(kind, payload) {
+			return failed(errTextHarnessProtocol), tr, nil
+		}
+		if err := s.appendDetached(ctx, sess.id, turn, kind, payload); err != nil {
+			return failed(errTextJournalWrite), tr, journalStatus(ctx, err)
 		}
 	}
 }
 
 // checkTerminal turns the harness's terminal event into the record to write.
-// A completed turn must carry the completion's text as its answer; anything
-// else is a protocol failure, never a completed turn.
-func checkTerminal(ev *sessionspb.TerminalEvent, turn int, completion *journal.ModelCompletion) terminal {
+// A completed turn must be a complete trace and carry its final completion's
+// text as its answer; anything else is a protocol failure, never a
+// completed turn.
+func checkTerminal(ev *sessionspb.TerminalEvent, turn int, tr *trace) terminal {
 	t := terminal{TurnTerminal: journal.TurnTerminal{Turn: turn}}
 	switch ev.GetState() {
 	case sessionspb.TurnState_TURN_STATE_COMPLETED:
+		completion := tr.final()
 		if completion == nil || ev.GetAnswer() != completion.Text {
 			t.State, t.Error = journal.StateFailed, errTextHarnessProtocol
 			return t

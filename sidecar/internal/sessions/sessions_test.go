@@ -242,11 +242,11 @@ func TestCreateSessionRefusals(t *testing.T) {
 		wantCode codes.Code
 		wantText string
 	}{
-		{name: "tools need the unbuilt harness",
-			req:      &sessionspb.CreateSessionRequest{Purpose: "agent", Model: fakeIdentity, Tools: []string{"github_list_merged_prs"}},
-			wantCode: codes.FailedPrecondition, wantText: `"kmx-local-tools-v1" harness, which is not built yet`},
+		{name: "a judge is tool-free",
+			req:      &sessionspb.CreateSessionRequest{Purpose: "judge", Model: fakeIdentity, Tools: []*sessionspb.ToolSpec{{Name: "github_list_merged_prs", State: "Enabled", Source: "unavailable"}}},
+			wantCode: codes.InvalidArgument, wantText: `a judge session is tool-free`},
 		{name: "duplicate tool",
-			req:      &sessionspb.CreateSessionRequest{Purpose: "agent", Model: fakeIdentity, Tools: []string{"a", "a"}},
+			req:      &sessionspb.CreateSessionRequest{Purpose: "agent", Model: fakeIdentity, Tools: []*sessionspb.ToolSpec{{Name: "a"}, {Name: "a"}}},
 			wantCode: codes.InvalidArgument, wantText: `tool "a" is declared twice`},
 		{name: "unknown purpose",
 			req:      &sessionspb.CreateSessionRequest{Purpose: "other", Model: fakeIdentity},

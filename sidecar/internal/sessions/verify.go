@@ -63,6 +63,13 @@ func (s *service) VerifyTurn(ctx context.Context, req *sessionspb.VerifyTurnRequ
 		}
 		return refuse(ReasonUnreadable, 0), nil
 	}
+	if isToolSession(recs) {
+		tt, n, reason := collectToolTurn(recs, req.GetSessionId(), int(req.GetTurn()))
+		if reason != "" {
+			return refuse(reason, n), nil
+		}
+		return s.replayTools(ctx, tt, n)
+	}
 	jt, n, reason := collectTurn(recs, req.GetSessionId(), int(req.GetTurn()))
 	if reason != "" {
 		return refuse(reason, n), nil

@@ -135,8 +135,9 @@ type CreateSessionRequest struct {
 	Purpose   string         `protobuf:"bytes,1,opt,name=purpose,proto3" json:"purpose,omitempty"`
 	ExampleId string         `protobuf:"bytes,2,opt,name=example_id,json=exampleId,proto3" json:"example_id,omitempty"`
 	Model     *ModelIdentity `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
-	// tools lists declared tool names; empty places the session on "chat".
-	Tools         []string `protobuf:"bytes,4,rep,name=tools,proto3" json:"tools,omitempty"`
+	// tools is the declared tool set, frozen at run start; empty places the
+	// session on "chat", anything else on "kmx-local-tools-v1".
+	Tools         []*ToolSpec `protobuf:"bytes,4,rep,name=tools,proto3" json:"tools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -192,11 +193,207 @@ func (x *CreateSessionRequest) GetModel() *ModelIdentity {
 	return nil
 }
 
-func (x *CreateSessionRequest) GetTools() []string {
+func (x *CreateSessionRequest) GetTools() []*ToolSpec {
 	if x != nil {
 		return x.Tools
 	}
 	return nil
+}
+
+// ToolSpec is one declared tool as offered to a session: its kmx.yaml state,
+// the source that answers it (disabled, recorded, unavailable or live) and
+// the example's saved calls.
+type ToolSpec struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	Source        string                 `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	Recorded      []*SavedCall           `protobuf:"bytes,4,rep,name=recorded,proto3" json:"recorded,omitempty"`
+	Pending       bool                   `protobuf:"varint,5,opt,name=pending,proto3" json:"pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolSpec) Reset() {
+	*x = ToolSpec{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolSpec) ProtoMessage() {}
+
+func (x *ToolSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
+func (*ToolSpec) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ToolSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetRecorded() []*SavedCall {
+	if x != nil {
+		return x.Recorded
+	}
+	return nil
+}
+
+func (x *ToolSpec) GetPending() bool {
+	if x != nil {
+		return x.Pending
+	}
+	return false
+}
+
+// SavedCall is one recorded call: arguments and result as JSON text.
+type SavedCall struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Arguments     string                 `protobuf:"bytes,1,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Result        string                 `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SavedCall) Reset() {
+	*x = SavedCall{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SavedCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SavedCall) ProtoMessage() {}
+
+func (x *SavedCall) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SavedCall.ProtoReflect.Descriptor instead.
+func (*SavedCall) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SavedCall) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+func (x *SavedCall) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+// ToolUse is one answered call of a tool turn, for reports and tool
+// assertions: never its arguments or result.
+type ToolUse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// source is live, recorded, unavailable or disabled.
+	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// dispatched is false for a Disabled answer.
+	Dispatched    bool `protobuf:"varint,3,opt,name=dispatched,proto3" json:"dispatched,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolUse) Reset() {
+	*x = ToolUse{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolUse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolUse) ProtoMessage() {}
+
+func (x *ToolUse) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
+func (*ToolUse) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ToolUse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolUse) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *ToolUse) GetDispatched() bool {
+	if x != nil {
+		return x.Dispatched
+	}
+	return false
 }
 
 type CreateSessionResponse struct {
@@ -209,7 +406,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[2]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -221,7 +418,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[2]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -234,7 +431,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{2}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateSessionResponse) GetSessionId() string {
@@ -266,7 +463,7 @@ type RunTurnRequest struct {
 
 func (x *RunTurnRequest) Reset() {
 	*x = RunTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[3]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +475,7 @@ func (x *RunTurnRequest) String() string {
 func (*RunTurnRequest) ProtoMessage() {}
 
 func (x *RunTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[3]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +488,7 @@ func (x *RunTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTurnRequest.ProtoReflect.Descriptor instead.
 func (*RunTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{3}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RunTurnRequest) GetSessionId() string {
@@ -331,13 +528,15 @@ type RunTurnResponse struct {
 	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	// reported_model is the model name the reply reported.
 	ReportedModel string `protobuf:"bytes,5,opt,name=reported_model,json=reportedModel,proto3" json:"reported_model,omitempty"`
+	// tool_uses lists a tool turn's answered calls in batch order.
+	ToolUses      []*ToolUse `protobuf:"bytes,6,rep,name=tool_uses,json=toolUses,proto3" json:"tool_uses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunTurnResponse) Reset() {
 	*x = RunTurnResponse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -349,7 +548,7 @@ func (x *RunTurnResponse) String() string {
 func (*RunTurnResponse) ProtoMessage() {}
 
 func (x *RunTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -362,7 +561,7 @@ func (x *RunTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTurnResponse.ProtoReflect.Descriptor instead.
 func (*RunTurnResponse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{4}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RunTurnResponse) GetTurn() int32 {
@@ -400,6 +599,13 @@ func (x *RunTurnResponse) GetReportedModel() string {
 	return ""
 }
 
+func (x *RunTurnResponse) GetToolUses() []*ToolUse {
+	if x != nil {
+		return x.ToolUses
+	}
+	return nil
+}
+
 type VerifyTurnRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -414,7 +620,7 @@ type VerifyTurnRequest struct {
 
 func (x *VerifyTurnRequest) Reset() {
 	*x = VerifyTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -426,7 +632,7 @@ func (x *VerifyTurnRequest) String() string {
 func (*VerifyTurnRequest) ProtoMessage() {}
 
 func (x *VerifyTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -439,7 +645,7 @@ func (x *VerifyTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyTurnRequest.ProtoReflect.Descriptor instead.
 func (*VerifyTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{5}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *VerifyTurnRequest) GetSessionId() string {
@@ -472,14 +678,16 @@ type VerifyTurnResponse struct {
 	LiveCalls int32  `protobuf:"varint,3,opt,name=live_calls,json=liveCalls,proto3" json:"live_calls,omitempty"`
 	Records   int32  `protobuf:"varint,4,opt,name=records,proto3" json:"records,omitempty"`
 	// reason says why verification failed, in fixed text.
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// tool_uses lists the replay-verified tool turn's calls in batch order.
+	ToolUses      []*ToolUse `protobuf:"bytes,6,rep,name=tool_uses,json=toolUses,proto3" json:"tool_uses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VerifyTurnResponse) Reset() {
 	*x = VerifyTurnResponse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -491,7 +699,7 @@ func (x *VerifyTurnResponse) String() string {
 func (*VerifyTurnResponse) ProtoMessage() {}
 
 func (x *VerifyTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -504,7 +712,7 @@ func (x *VerifyTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyTurnResponse.ProtoReflect.Descriptor instead.
 func (*VerifyTurnResponse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{6}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *VerifyTurnResponse) GetVerified() bool {
@@ -542,6 +750,13 @@ func (x *VerifyTurnResponse) GetReason() string {
 	return ""
 }
 
+func (x *VerifyTurnResponse) GetToolUses() []*ToolUse {
+	if x != nil {
+		return x.ToolUses
+	}
+	return nil
+}
+
 // ChatMessage is one earlier message of a conversation: role "user" or
 // "assistant".
 type ChatMessage struct {
@@ -554,7 +769,7 @@ type ChatMessage struct {
 
 func (x *ChatMessage) Reset() {
 	*x = ChatMessage{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -566,7 +781,7 @@ func (x *ChatMessage) String() string {
 func (*ChatMessage) ProtoMessage() {}
 
 func (x *ChatMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -579,7 +794,7 @@ func (x *ChatMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatMessage.ProtoReflect.Descriptor instead.
 func (*ChatMessage) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{7}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ChatMessage) GetRole() string {
@@ -598,16 +813,21 @@ func (x *ChatMessage) GetContent() string {
 
 type RecordedExchange struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// request_json and completion_json are the journaled payloads.
+	// request_json and completion_json are the journaled payloads (of the
+	// first send, on a tool turn).
 	RequestJson    []byte `protobuf:"bytes,1,opt,name=request_json,json=requestJson,proto3" json:"request_json,omitempty"`
 	CompletionJson []byte `protobuf:"bytes,2,opt,name=completion_json,json=completionJson,proto3" json:"completion_json,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// A tool turn's second send and its journaled tool results, in order.
+	SecondRequestJson    []byte   `protobuf:"bytes,3,opt,name=second_request_json,json=secondRequestJson,proto3" json:"second_request_json,omitempty"`
+	SecondCompletionJson []byte   `protobuf:"bytes,4,opt,name=second_completion_json,json=secondCompletionJson,proto3" json:"second_completion_json,omitempty"`
+	ToolResultJson       [][]byte `protobuf:"bytes,5,rep,name=tool_result_json,json=toolResultJson,proto3" json:"tool_result_json,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *RecordedExchange) Reset() {
 	*x = RecordedExchange{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -619,7 +839,7 @@ func (x *RecordedExchange) String() string {
 func (*RecordedExchange) ProtoMessage() {}
 
 func (x *RecordedExchange) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -632,7 +852,7 @@ func (x *RecordedExchange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordedExchange.ProtoReflect.Descriptor instead.
 func (*RecordedExchange) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{8}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RecordedExchange) GetRequestJson() []byte {
@@ -645,6 +865,27 @@ func (x *RecordedExchange) GetRequestJson() []byte {
 func (x *RecordedExchange) GetCompletionJson() []byte {
 	if x != nil {
 		return x.CompletionJson
+	}
+	return nil
+}
+
+func (x *RecordedExchange) GetSecondRequestJson() []byte {
+	if x != nil {
+		return x.SecondRequestJson
+	}
+	return nil
+}
+
+func (x *RecordedExchange) GetSecondCompletionJson() []byte {
+	if x != nil {
+		return x.SecondCompletionJson
+	}
+	return nil
+}
+
+func (x *RecordedExchange) GetToolResultJson() [][]byte {
+	if x != nil {
+		return x.ToolResultJson
 	}
 	return nil
 }
@@ -666,14 +907,16 @@ type HarnessTurnRequest struct {
 	Turn int32 `protobuf:"varint,8,opt,name=turn,proto3" json:"turn,omitempty"`
 	// history is the conversation before this turn (user and assistant
 	// messages, oldest first), sent between the instructions and the input.
-	History       []*ChatMessage `protobuf:"bytes,9,rep,name=history,proto3" json:"history,omitempty"`
+	History []*ChatMessage `protobuf:"bytes,9,rep,name=history,proto3" json:"history,omitempty"`
+	// tools is the session's frozen tool set (kmx-local-tools-v1 only).
+	Tools         []*ToolSpec `protobuf:"bytes,10,rep,name=tools,proto3" json:"tools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HarnessTurnRequest) Reset() {
 	*x = HarnessTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +928,7 @@ func (x *HarnessTurnRequest) String() string {
 func (*HarnessTurnRequest) ProtoMessage() {}
 
 func (x *HarnessTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +941,7 @@ func (x *HarnessTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessTurnRequest.ProtoReflect.Descriptor instead.
 func (*HarnessTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{9}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HarnessTurnRequest) GetSessionId() string {
@@ -764,6 +1007,13 @@ func (x *HarnessTurnRequest) GetHistory() []*ChatMessage {
 	return nil
 }
 
+func (x *HarnessTurnRequest) GetTools() []*ToolSpec {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
 type HarnessEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
@@ -771,6 +1021,8 @@ type HarnessEvent struct {
 	//	*HarnessEvent_ModelRequest
 	//	*HarnessEvent_ModelCompletion
 	//	*HarnessEvent_Terminal
+	//	*HarnessEvent_ToolCall
+	//	*HarnessEvent_ToolResult
 	Event         isHarnessEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -778,7 +1030,7 @@ type HarnessEvent struct {
 
 func (x *HarnessEvent) Reset() {
 	*x = HarnessEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -790,7 +1042,7 @@ func (x *HarnessEvent) String() string {
 func (*HarnessEvent) ProtoMessage() {}
 
 func (x *HarnessEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -803,7 +1055,7 @@ func (x *HarnessEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessEvent.ProtoReflect.Descriptor instead.
 func (*HarnessEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{10}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HarnessEvent) GetEvent() isHarnessEvent_Event {
@@ -840,6 +1092,24 @@ func (x *HarnessEvent) GetTerminal() *TerminalEvent {
 	return nil
 }
 
+func (x *HarnessEvent) GetToolCall() *ToolCallEvent {
+	if x != nil {
+		if x, ok := x.Event.(*HarnessEvent_ToolCall); ok {
+			return x.ToolCall
+		}
+	}
+	return nil
+}
+
+func (x *HarnessEvent) GetToolResult() *ToolResultEvent {
+	if x != nil {
+		if x, ok := x.Event.(*HarnessEvent_ToolResult); ok {
+			return x.ToolResult
+		}
+	}
+	return nil
+}
+
 type isHarnessEvent_Event interface {
 	isHarnessEvent_Event()
 }
@@ -856,11 +1126,113 @@ type HarnessEvent_Terminal struct {
 	Terminal *TerminalEvent `protobuf:"bytes,3,opt,name=terminal,proto3,oneof"`
 }
 
+type HarnessEvent_ToolCall struct {
+	ToolCall *ToolCallEvent `protobuf:"bytes,4,opt,name=tool_call,json=toolCall,proto3,oneof"`
+}
+
+type HarnessEvent_ToolResult struct {
+	ToolResult *ToolResultEvent `protobuf:"bytes,5,opt,name=tool_result,json=toolResult,proto3,oneof"`
+}
+
 func (*HarnessEvent_ModelRequest) isHarnessEvent_Event() {}
 
 func (*HarnessEvent_ModelCompletion) isHarnessEvent_Event() {}
 
 func (*HarnessEvent_Terminal) isHarnessEvent_Event() {}
+
+func (*HarnessEvent_ToolCall) isHarnessEvent_Event() {}
+
+func (*HarnessEvent_ToolResult) isHarnessEvent_Event() {}
+
+// ToolCallEvent is one validated call, sent before it is answered.
+type ToolCallEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CallJson      []byte                 `protobuf:"bytes,1,opt,name=call_json,json=callJson,proto3" json:"call_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolCallEvent) Reset() {
+	*x = ToolCallEvent{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolCallEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolCallEvent) ProtoMessage() {}
+
+func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolCallEvent.ProtoReflect.Descriptor instead.
+func (*ToolCallEvent) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ToolCallEvent) GetCallJson() []byte {
+	if x != nil {
+		return x.CallJson
+	}
+	return nil
+}
+
+// ToolResultEvent is what one call got.
+type ToolResultEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ResultJson    []byte                 `protobuf:"bytes,1,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolResultEvent) Reset() {
+	*x = ToolResultEvent{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolResultEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolResultEvent) ProtoMessage() {}
+
+func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolResultEvent.ProtoReflect.Descriptor instead.
+func (*ToolResultEvent) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ToolResultEvent) GetResultJson() []byte {
+	if x != nil {
+		return x.ResultJson
+	}
+	return nil
+}
 
 type ModelRequestEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -871,7 +1243,7 @@ type ModelRequestEvent struct {
 
 func (x *ModelRequestEvent) Reset() {
 	*x = ModelRequestEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -883,7 +1255,7 @@ func (x *ModelRequestEvent) String() string {
 func (*ModelRequestEvent) ProtoMessage() {}
 
 func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -896,7 +1268,7 @@ func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequestEvent.ProtoReflect.Descriptor instead.
 func (*ModelRequestEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{11}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ModelRequestEvent) GetRequestJson() []byte {
@@ -915,7 +1287,7 @@ type ModelCompletionEvent struct {
 
 func (x *ModelCompletionEvent) Reset() {
 	*x = ModelCompletionEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -927,7 +1299,7 @@ func (x *ModelCompletionEvent) String() string {
 func (*ModelCompletionEvent) ProtoMessage() {}
 
 func (x *ModelCompletionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -940,7 +1312,7 @@ func (x *ModelCompletionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCompletionEvent.ProtoReflect.Descriptor instead.
 func (*ModelCompletionEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{12}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ModelCompletionEvent) GetCompletionJson() []byte {
@@ -966,7 +1338,7 @@ type TerminalEvent struct {
 
 func (x *TerminalEvent) Reset() {
 	*x = TerminalEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1350,7 @@ func (x *TerminalEvent) String() string {
 func (*TerminalEvent) ProtoMessage() {}
 
 func (x *TerminalEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1363,7 @@ func (x *TerminalEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalEvent.ProtoReflect.Descriptor instead.
 func (*TerminalEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{13}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TerminalEvent) GetState() TurnState {
@@ -1029,13 +1401,28 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x1ekmx/sessions/v1/sessions.proto\x12\x0fkmx.sessions.v1\";\n" +
 	"\rModelIdentity\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\tR\x05route\x12\x14\n" +
-	"\x05model\x18\x02 \x01(\tR\x05model\"\x9b\x01\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\"\xb6\x01\n" +
 	"\x14CreateSessionRequest\x12\x18\n" +
 	"\apurpose\x18\x01 \x01(\tR\apurpose\x12\x1d\n" +
 	"\n" +
 	"example_id\x18\x02 \x01(\tR\texampleId\x124\n" +
-	"\x05model\x18\x03 \x01(\v2\x1e.kmx.sessions.v1.ModelIdentityR\x05model\x12\x14\n" +
-	"\x05tools\x18\x04 \x03(\tR\x05tools\"P\n" +
+	"\x05model\x18\x03 \x01(\v2\x1e.kmx.sessions.v1.ModelIdentityR\x05model\x12/\n" +
+	"\x05tools\x18\x04 \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\"\x9e\x01\n" +
+	"\bToolSpec\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\x126\n" +
+	"\brecorded\x18\x04 \x03(\v2\x1a.kmx.sessions.v1.SavedCallR\brecorded\x12\x18\n" +
+	"\apending\x18\x05 \x01(\bR\apending\"A\n" +
+	"\tSavedCall\x12\x1c\n" +
+	"\targuments\x18\x01 \x01(\tR\targuments\x12\x16\n" +
+	"\x06result\x18\x02 \x01(\tR\x06result\"U\n" +
+	"\aToolUse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1e\n" +
+	"\n" +
+	"dispatched\x18\x03 \x01(\bR\n" +
+	"dispatched\"P\n" +
 	"\x15CreateSessionResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -1045,31 +1432,36 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12\x14\n" +
 	"\x05input\x18\x03 \x01(\tR\x05input\x126\n" +
-	"\ahistory\x18\x04 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\xac\x01\n" +
+	"\ahistory\x18\x04 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\xe3\x01\n" +
 	"\x0fRunTurnResponse\x12\x12\n" +
 	"\x04turn\x18\x01 \x01(\x05R\x04turn\x120\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1a.kmx.sessions.v1.TurnStateR\x05state\x12\x16\n" +
 	"\x06answer\x18\x03 \x01(\tR\x06answer\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12%\n" +
-	"\x0ereported_model\x18\x05 \x01(\tR\rreportedModel\"~\n" +
+	"\x0ereported_model\x18\x05 \x01(\tR\rreportedModel\x125\n" +
+	"\ttool_uses\x18\x06 \x03(\v2\x18.kmx.sessions.v1.ToolUseR\btoolUses\"~\n" +
 	"\x11VerifyTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
 	"\x04turn\x18\x02 \x01(\x05R\x04turn\x126\n" +
-	"\ahistory\x18\x03 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\x99\x01\n" +
+	"\ahistory\x18\x03 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\xd0\x01\n" +
 	"\x12VerifyTurnResponse\x12\x1a\n" +
 	"\bverified\x18\x01 \x01(\bR\bverified\x12\x16\n" +
 	"\x06answer\x18\x02 \x01(\tR\x06answer\x12\x1d\n" +
 	"\n" +
 	"live_calls\x18\x03 \x01(\x05R\tliveCalls\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x05R\arecords\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\";\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x125\n" +
+	"\ttool_uses\x18\x06 \x03(\v2\x18.kmx.sessions.v1.ToolUseR\btoolUses\";\n" +
 	"\vChatMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"^\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\xee\x01\n" +
 	"\x10RecordedExchange\x12!\n" +
 	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\x12'\n" +
-	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\"\xde\x02\n" +
+	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\x12.\n" +
+	"\x13second_request_json\x18\x03 \x01(\fR\x11secondRequestJson\x124\n" +
+	"\x16second_completion_json\x18\x04 \x01(\fR\x14secondCompletionJson\x12(\n" +
+	"\x10tool_result_json\x18\x05 \x03(\fR\x0etoolResultJson\"\x8f\x03\n" +
 	"\x12HarnessTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -1080,12 +1472,22 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x06replay\x18\x06 \x01(\v2!.kmx.sessions.v1.RecordedExchangeR\x06replay\x12\x18\n" +
 	"\apurpose\x18\a \x01(\tR\apurpose\x12\x12\n" +
 	"\x04turn\x18\b \x01(\x05R\x04turn\x126\n" +
-	"\ahistory\x18\t \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\xf4\x01\n" +
+	"\ahistory\x18\t \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\x12/\n" +
+	"\x05tools\x18\n" +
+	" \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\"\xf8\x02\n" +
 	"\fHarnessEvent\x12I\n" +
 	"\rmodel_request\x18\x01 \x01(\v2\".kmx.sessions.v1.ModelRequestEventH\x00R\fmodelRequest\x12R\n" +
 	"\x10model_completion\x18\x02 \x01(\v2%.kmx.sessions.v1.ModelCompletionEventH\x00R\x0fmodelCompletion\x12<\n" +
-	"\bterminal\x18\x03 \x01(\v2\x1e.kmx.sessions.v1.TerminalEventH\x00R\bterminalB\a\n" +
-	"\x05event\"6\n" +
+	"\bterminal\x18\x03 \x01(\v2\x1e.kmx.sessions.v1.TerminalEventH\x00R\bterminal\x12=\n" +
+	"\ttool_call\x18\x04 \x01(\v2\x1e.kmx.sessions.v1.ToolCallEventH\x00R\btoolCall\x12C\n" +
+	"\vtool_result\x18\x05 \x01(\v2 .kmx.sessions.v1.ToolResultEventH\x00R\n" +
+	"toolResultB\a\n" +
+	"\x05event\",\n" +
+	"\rToolCallEvent\x12\x1b\n" +
+	"\tcall_json\x18\x01 \x01(\fR\bcallJson\"2\n" +
+	"\x0fToolResultEvent\x12\x1f\n" +
+	"\vresult_json\x18\x01 \x01(\fR\n" +
+	"resultJson\"6\n" +
 	"\x11ModelRequestEvent\x12!\n" +
 	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\"?\n" +
 	"\x14ModelCompletionEvent\x12'\n" +
@@ -1122,49 +1524,61 @@ func file_kmx_sessions_v1_sessions_proto_rawDescGZIP() []byte {
 }
 
 var file_kmx_sessions_v1_sessions_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kmx_sessions_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_kmx_sessions_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_kmx_sessions_v1_sessions_proto_goTypes = []any{
 	(TurnState)(0),                // 0: kmx.sessions.v1.TurnState
 	(*ModelIdentity)(nil),         // 1: kmx.sessions.v1.ModelIdentity
 	(*CreateSessionRequest)(nil),  // 2: kmx.sessions.v1.CreateSessionRequest
-	(*CreateSessionResponse)(nil), // 3: kmx.sessions.v1.CreateSessionResponse
-	(*RunTurnRequest)(nil),        // 4: kmx.sessions.v1.RunTurnRequest
-	(*RunTurnResponse)(nil),       // 5: kmx.sessions.v1.RunTurnResponse
-	(*VerifyTurnRequest)(nil),     // 6: kmx.sessions.v1.VerifyTurnRequest
-	(*VerifyTurnResponse)(nil),    // 7: kmx.sessions.v1.VerifyTurnResponse
-	(*ChatMessage)(nil),           // 8: kmx.sessions.v1.ChatMessage
-	(*RecordedExchange)(nil),      // 9: kmx.sessions.v1.RecordedExchange
-	(*HarnessTurnRequest)(nil),    // 10: kmx.sessions.v1.HarnessTurnRequest
-	(*HarnessEvent)(nil),          // 11: kmx.sessions.v1.HarnessEvent
-	(*ModelRequestEvent)(nil),     // 12: kmx.sessions.v1.ModelRequestEvent
-	(*ModelCompletionEvent)(nil),  // 13: kmx.sessions.v1.ModelCompletionEvent
-	(*TerminalEvent)(nil),         // 14: kmx.sessions.v1.TerminalEvent
+	(*ToolSpec)(nil),              // 3: kmx.sessions.v1.ToolSpec
+	(*SavedCall)(nil),             // 4: kmx.sessions.v1.SavedCall
+	(*ToolUse)(nil),               // 5: kmx.sessions.v1.ToolUse
+	(*CreateSessionResponse)(nil), // 6: kmx.sessions.v1.CreateSessionResponse
+	(*RunTurnRequest)(nil),        // 7: kmx.sessions.v1.RunTurnRequest
+	(*RunTurnResponse)(nil),       // 8: kmx.sessions.v1.RunTurnResponse
+	(*VerifyTurnRequest)(nil),     // 9: kmx.sessions.v1.VerifyTurnRequest
+	(*VerifyTurnResponse)(nil),    // 10: kmx.sessions.v1.VerifyTurnResponse
+	(*ChatMessage)(nil),           // 11: kmx.sessions.v1.ChatMessage
+	(*RecordedExchange)(nil),      // 12: kmx.sessions.v1.RecordedExchange
+	(*HarnessTurnRequest)(nil),    // 13: kmx.sessions.v1.HarnessTurnRequest
+	(*HarnessEvent)(nil),          // 14: kmx.sessions.v1.HarnessEvent
+	(*ToolCallEvent)(nil),         // 15: kmx.sessions.v1.ToolCallEvent
+	(*ToolResultEvent)(nil),       // 16: kmx.sessions.v1.ToolResultEvent
+	(*ModelRequestEvent)(nil),     // 17: kmx.sessions.v1.ModelRequestEvent
+	(*ModelCompletionEvent)(nil),  // 18: kmx.sessions.v1.ModelCompletionEvent
+	(*TerminalEvent)(nil),         // 19: kmx.sessions.v1.TerminalEvent
 }
 var file_kmx_sessions_v1_sessions_proto_depIdxs = []int32{
 	1,  // 0: kmx.sessions.v1.CreateSessionRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	8,  // 1: kmx.sessions.v1.RunTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	0,  // 2: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
-	8,  // 3: kmx.sessions.v1.VerifyTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	1,  // 4: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	9,  // 5: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
-	8,  // 6: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	12, // 7: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
-	13, // 8: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
-	14, // 9: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
-	0,  // 10: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
-	2,  // 11: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
-	4,  // 12: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
-	6,  // 13: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
-	10, // 14: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessTurnRequest
-	3,  // 15: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
-	5,  // 16: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
-	7,  // 17: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
-	11, // 18: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
-	15, // [15:19] is the sub-list for method output_type
-	11, // [11:15] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	3,  // 1: kmx.sessions.v1.CreateSessionRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
+	4,  // 2: kmx.sessions.v1.ToolSpec.recorded:type_name -> kmx.sessions.v1.SavedCall
+	11, // 3: kmx.sessions.v1.RunTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	0,  // 4: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
+	5,  // 5: kmx.sessions.v1.RunTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
+	11, // 6: kmx.sessions.v1.VerifyTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	5,  // 7: kmx.sessions.v1.VerifyTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
+	1,  // 8: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
+	12, // 9: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
+	11, // 10: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	3,  // 11: kmx.sessions.v1.HarnessTurnRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
+	17, // 12: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
+	18, // 13: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
+	19, // 14: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
+	15, // 15: kmx.sessions.v1.HarnessEvent.tool_call:type_name -> kmx.sessions.v1.ToolCallEvent
+	16, // 16: kmx.sessions.v1.HarnessEvent.tool_result:type_name -> kmx.sessions.v1.ToolResultEvent
+	0,  // 17: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
+	2,  // 18: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
+	7,  // 19: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
+	9,  // 20: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
+	13, // 21: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessTurnRequest
+	6,  // 22: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
+	8,  // 23: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
+	10, // 24: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
+	14, // 25: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
+	22, // [22:26] is the sub-list for method output_type
+	18, // [18:22] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_kmx_sessions_v1_sessions_proto_init() }
@@ -1172,10 +1586,12 @@ func file_kmx_sessions_v1_sessions_proto_init() {
 	if File_kmx_sessions_v1_sessions_proto != nil {
 		return
 	}
-	file_kmx_sessions_v1_sessions_proto_msgTypes[10].OneofWrappers = []any{
+	file_kmx_sessions_v1_sessions_proto_msgTypes[13].OneofWrappers = []any{
 		(*HarnessEvent_ModelRequest)(nil),
 		(*HarnessEvent_ModelCompletion)(nil),
 		(*HarnessEvent_Terminal)(nil),
+		(*HarnessEvent_ToolCall)(nil),
+		(*HarnessEvent_ToolResult)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1183,7 +1599,7 @@ func file_kmx_sessions_v1_sessions_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kmx_sessions_v1_sessions_proto_rawDesc), len(file_kmx_sessions_v1_sessions_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   14,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDeclaredToolsNeverPassThroughTheCLI: the file a new user tried (a
+// declared tool, a broken kmx.yaml beside it, a contains assertion) is
+// refused by kmx test and kmx run with exit 2, and creates nothing; with
+// kmx.yaml fixed it runs on the tool harness and says so in the report.
+func TestDeclaredToolsNeverPassThroughTheCLI(t *testing.T) {
+	body := "---\ntools: [github_list_merged_prs]\n---\nReply with exactly `No pull requests were merged`.\n\n## Examples\n\n```yaml\n- id: weekly\n  input: What was merged?\n  assert:\n    - contains: merged\n```\n"
+	p := writeAgent(t, body)
+	settings := filepath.Join(filepath.Dir(p), "kmx.yaml")
+	if err := os.WriteFile(settings, []byte("tools:\n  github_list_merged_prs: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := home(t)
+	for _, args := range [][]string{{"test", p, "--model", "fake"}, {"run", p, "--model", "fake"}, {"test", p, "--model", "fake", "--json"}} {
+		r := kmx(t, h, args...)
+		if r.code != 2 || !strings.Contains(r.stderr+r.stdout, "kmx.yaml") {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(h); len(entries) != 0 {
+		t.Errorf("refusals created %d entries in the state folder", len(entries))
+	}
+
+	if err := os.WriteFile(settings, []byte("tools:\n  github_list_merged_prs: Enabled\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := kmx(t, h, "test", p, "--model", "fake", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	var rep struct {
+		Verdict      string
+		ToolSettings []struct{ Name, State string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != "pass" || len(rep.ToolSettings) != 1 || rep.ToolSettings[0].State != "Enabled" {
+		t.Errorf("report = %+v", rep)
+	}
+}

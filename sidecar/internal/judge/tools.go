@@ -1,0 +1,53 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+)
+
+// ToolUse is one call of a replay-verified tool trace: the model requested
+// Name in a validated batch, and Source answered it (live, recorded,
+// unavailable or disabled).
+type ToolUse struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+}
+
+// EvaluateTool judges toolCalled / toolNotCalled against the tool trace of a
+// turn that ran on the tool harness and was replay-verified; the runner
+// never calls it with any other trace. Called means requested in a validated
+// batch, whatever answered it; the sources are in the message.
+func EvaluateTool(a agentfile.Assertion, uses []ToolUse) AssertionResult {
+	r := AssertionResult{Index: a.Index, Type: a.Type, Expected: a.Value}
+	var sources []string
+	for _, u := range uses {
+		if u.Name == a.Value {
+			sources = append(sources, u.Source)
+		}
+	}
+	called := len(sources) > 0
+	switch a.Type {
+	case agentfile.ToolCalled:
+		if called {
+			r.Outcome = Pass
+			r.Message = fmt.Sprintf("the model called %s (%s)", a.Value, strings.Join(sources, ", "))
+		} else {
+			r.Outcome = Fail
+			r.Message = fmt.Sprintf("the model did not call %s", a.Value)
+		}
+	case agentfile.ToolNotCalled:
+		if called {
+			r.Outcome = Fail
+			r.Message = fmt.Sprintf("the model called %s (%s)", a.Value, strings.Join(sources, ", "))
+		} else {
+			r.Outcome = Pass
+			r.Message = fmt.Sprintf("the model did not call %s", a.Value)
+		}
+	default:
+		r.Outcome = Unknown
+		r.Message = fmt.Sprintf("%s is not a tool assertion", a.Type)
+	}
+	return r
+}

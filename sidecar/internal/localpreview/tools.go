@@ -1,0 +1,191 @@
+package localpreview
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
+)
+
+// planTools is the tool part of a Plan: kmx.yaml's settings frozen at run
+// start and each example's tool set. It is empty for a file that declares
+// no tools: such a file runs on the tool-free chat harness.
+type planTools struct {
+	settings localtools.Settings
+	// sets maps an example ID (or adHocID) to its tool set.
+	sets map[string][]localtools.Tool
+}
+
+// declared is the file's declared tool names, in order.
+func declared(a *agentfile.Agent) []string {
+	out := make([]string, 0, len(a.Tools))
+	for _, t := range a.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// prepareTools reads kmx.yaml beside the agent file and freezes every
+// selected example's tool set. Every declared name is in every set: a
+// declared tool is never left out. Refuses, before anything is created or
+// sent, an unusable kmx.yaml and a recording that holds a credential.
+func prepareTools(path string, plan *Plan) error {
+	names := declared(plan.Agent)
+	settings, err := localtools.ReadSettings(path, names)
+	if err != nil {
+		var se *localtools.SettingsError
+		if errors.As(err, &se) {
+			return refuse(se.Next(), "kmx.yaml cannot be used: %s", se.Error())
+		}
+		return fmt.Errorf("read kmx.yaml: %w", err)
+	}
+	plan.tools = planTools{settings: settings, sets: map[string][]localtools.Tool{}}
+	if len(names) == 0 {
+		return nil
+	}
+	freeze := func(id string, recs []agentfile.ToolRecording) error {
+		set, err := localtools.Freeze(settings, recs, nil)
+		if err != nil {
+			return refuse("remove the credential from the recording; kmx never sends or journals credential-shaped text",
+				"example %q: %s", id, err.Error())
+		}
+		plan.tools.sets[id] = set
+		return nil
+	}
+	if plan.AdHoc != nil {
+		return freeze(adHocID, nil)
+	}
+	for _, ex := range plan.Selected {
+		if err := freeze(ex.ID, ex.Tools); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkToolRoute refuses what the tool harness cannot run offline: tools on
+// any route but the fake model (tools on endpoints are future work), and a
+// fake directive to call a tool that nothing would answer but the stub.
+func checkToolRoute(plan *Plan, rt *routes) error {
+	names := declared(plan.Agent)
+	directive := ""
+	if _, err := route.FakeAnswer(plan.Agent.Instructions, ""); err != nil {
+		var ute *route.UnboundToolError
+		if errors.As(err, &ute) {
+			directive = ute.Tool
+		}
+	}
+	if len(names) == 0 {
+		if directive != "" && rt.agent.Route == route.Fake {
+			return refuse(fmt.Sprintf("declare %q in the agent file's tools, add a recording for it to each example, and run again; or remove the directive", directive),
+				"the instructions ask the fake model to call the tool %q, which the agent file does not declare", directive)
+		}
+		return nil
+	}
+	if rt.agent.Route != route.Fake {
+		return refuse("run this agent on the fake model (--model fake) with recordings, or remove its tools",
+			"%s declares tools, and tools are offered only on the fake model in this build (route %q): kmx never runs a declared tool's agent without its tools",
+			plan.Agent.ID, rt.agent.Route)
+	}
+	if directive == "" {
+		return nil
+	}
+	st := plan.tools.settings.State(directive)
+	if st == "" {
+		return refuse(fmt.Sprintf("declare %q in the agent file's tools, or fix the name in the directive", directive),
+			"the instructions ask the fake model to call the tool %q, which the agent file does not declare", directive)
+	}
+	if st == localtools.Disabled {
+		return nil
+	}
+	for id, set := range plan.tools.sets {
+		t, _ := localtools.Find(set, directive)
+		if t.Source == localtools.SourceRecorded || t.Source == localtools.SourceLive {
+			continue
+		}
+		where := fmt.Sprintf("example %q", id)
+		if id == adHocID {
+			where = "the ad-hoc input"
+		}
+		return refuse(fmt.Sprintf("add a recording to %s (tools: {%s: {recorded: {calls: [{arguments: {}, result: ...}]}}}) or a binding, or set %s: Disabled in kmx.yaml",
+			where, directive, directive),
+			"the fake model would call the tool %q in %s, which has no recording and no binding", directive, where)
+	}
+	return nil
+}
+
+// ToolSetting is one declared tool's kmx.yaml state, frozen at run start.
+type ToolSetting struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+// report is the report's toolSettings: every declared tool's state frozen
+// at run start (nil for a file that declares none).
+func (p *planTools) report() []ToolSetting {
+	if len(p.settings.States) == 0 {
+		return nil
+	}
+	out := make([]ToolSetting, 0, len(p.settings.States))
+	for _, st := range p.settings.States {
+		out = append(out, ToolSetting{Name: st.Name, State: st.State})
+	}
+	return out
+}
+
+// SettingsRevision is a digest of the frozen settings: a result whose
+// digest differs from today's kmx.yaml is out of date even when the agent
+// file is unchanged. Empty when no tool is declared.
+func (p *planTools) revision() string {
+	if len(p.settings.States) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(p.settings.States)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// ToolSource is one called tool and the source that answered it.
+type ToolSource struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+}
+
+// recordToolUses fills an example's toolCalls (Enabled dispatches) and
+// toolSources (each called tool's source, once per pair, Disabled answers
+// left out) from a replay-verified trace.
+func recordToolUses(res *ExampleResult, uses []ToolUse) {
+	seen := map[ToolSource]bool{}
+	for _, u := range uses {
+		if !u.Dispatched {
+			continue
+		}
+		res.ToolCalls++
+		ts := ToolSource{Name: u.Name, Source: u.Source}
+		if !seen[ts] {
+			seen[ts] = true
+			res.ToolSources = append(res.ToolSources, ts)
+		}
+	}
+}
+
+// ToolUse is one answered call of a verified tool turn.
+type ToolUse struct {
+	Name       string
+	Source     string
+	Dispatched bool
+}
+
+func judgeUses(uses []ToolUse) []judge.ToolUse {
+	out := make([]judge.ToolUse, 0, len(uses))
+	for _, u := range uses {
+		out = append(out, judge.ToolUse{Name: u.Name, Source: u.Source})
+	}
+	return out
+}
