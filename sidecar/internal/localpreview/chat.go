@@ -33,6 +33,12 @@ func PrepareChat(ctx context.Context, opts Options, path string, src []byte, inp
 	if err := checkAdHoc(input); err != nil {
 		return nil, err
 	}
+	if len(res.Agent.Tools) > 0 {
+		// A conversation runs on the tool-free chat harness; a declared
+		// tool is never silently left out, so the file is refused.
+		return nil, refuse("try the agent with kmx run FILE --input TEXT (tools run there, offline), or remove its tools to chat with it",
+			"%s declares tools, and conversations are tool-free in this build", path)
+	}
 	// The same route decision as Run's (fake, editor or compatible), with
 	// no examples selected, so no judge is resolved.
 	plan := &Plan{Agent: res.Agent, AdHoc: &input}

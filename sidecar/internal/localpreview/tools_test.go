@@ -238,3 +238,14 @@ func TestInspectShowsTheToolTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationRefusesDeclaredTools: a conversation is tool-free, so a
+// tool-declaring file is refused rather than chatted with its tools dropped.
+func TestConversationRefusesDeclaredTools(t *testing.T) {
+	req := agentRequest(t, tooledAgent)
+	_, err := PrepareChat(context.Background(), Options{Model: "fake"}, req.Path, req.Source, "hi")
+	r, ok := AsRefusal(err)
+	if !ok || !strings.Contains(r.Msg, "declares tools") || r.Next == "" {
+		t.Fatalf("err = %v, want a refusal naming the tools", err)
+	}
+}
