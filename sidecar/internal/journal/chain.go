@@ -20,8 +20,11 @@ type chainState struct {
 // The reads verification makes on every turn, prepared once per Journal.
 const (
 	selectAfter   = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE seq > ? ORDER BY seq`
-	selectSession = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE session_id = ? ORDER BY seq`
 	selectAll     = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records ORDER BY seq`
+	// selectSessionAndAfter is one session's records and every record after
+	// the verified prefix, in one read: what reading a session back after a
+	// turn needs (the chain extension and the session's rows) in one query.
+	selectSessionAndAfter = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE seq > ? OR session_id = ? ORDER BY seq`
 )
 
 // stmtLocked returns the prepared statement for q, preparing it on first
@@ -60,22 +63,36 @@ func (j *Journal) extendLocked(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read journal %s: %w", j.id, err)
 		}
-		switch {
-		case r.Seq != c.seq+1:
-			return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: fmt.Sprintf("record %d is missing", c.seq+1)}
-		case string(prevHash) != string(c.head[:]):
-			return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "it does not follow the record before it"}
+		if err := j.extendOne(&c, r, prevHash, hash); err != nil {
+			return err
 		}
-		h := Hash(c.head, r)
-		if string(hash) != string(h[:]) {
-			return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "its content does not match its hash"}
-		}
-		c.hashes = append(c.hashes, h)
-		c.head, c.seq = h, r.Seq
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read journal %s: %w", j.id, err)
 	}
+	return j.acceptLocked(c)
+}
+
+// extendOne verifies r as the record after c's head and appends it to c.
+func (j *Journal) extendOne(c *chainState, r Record, prevHash, hash []byte) error {
+	switch {
+	case r.Seq != c.seq+1:
+		return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: fmt.Sprintf("record %d is missing", c.seq+1)}
+	case string(prevHash) != string(c.head[:]):
+		return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "it does not follow the record before it"}
+	}
+	h := Hash(c.head, r)
+	if string(hash) != string(h[:]) {
+		return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "its content does not match its hash"}
+	}
+	c.hashes = append(c.hashes, h)
+	c.head, c.seq = h, r.Seq
+	return nil
+}
+
+// acceptLocked checks an extended chain's end against the known head and
+// makes it the verified prefix. j.mu must be held.
+func (j *Journal) acceptLocked(c chainState) error {
 	if j.haveHead && (c.seq != j.lastSeq || c.head != j.lastHash) {
 		return &TamperedError{RunID: j.id, Seq: c.seq, Reason: fmt.Sprintf("the journal ends at record %d, but %d were written", c.seq, j.lastSeq)}
 	}
@@ -112,19 +129,61 @@ func scanRecord(scan func(dest ...any) error) (r Record, prevHash, hash []byte, 
 
 // sessionRecordsLocked returns one session's records (every record for "")
 // in seq order, each checked against the verified chain. j.mu must be held.
+// For one session it is a single query: the rows after the verified prefix
+// extend the chain, and the session's rows before it are re-checked against
+// the hashes verified then.
 func (j *Journal) sessionRecordsLocked(ctx context.Context, sessionID string) ([]Record, error) {
-	if err := j.extendLocked(ctx); err != nil {
-		return nil, err
-	}
-	q, args := selectSession, []any{sessionID}
 	if sessionID == "" {
-		q, args = selectAll, nil
+		return j.allRecordsLocked(ctx)
 	}
-	st, err := j.stmtLocked(ctx, q)
+	st, err := j.stmtLocked(ctx, selectSessionAndAfter)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, args...)
+	rows, err := st.QueryContext(ctx, j.chain.seq, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	defer rows.Close()
+	c := j.chain
+	var out []Record
+	for rows.Next() {
+		r, prevHash, hash, err := scanRecord(rows.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+		}
+		if r.Seq <= j.chain.seq {
+			err = j.checkVerified(r, prevHash, hash)
+		} else {
+			err = j.extendOne(&c, r, prevHash, hash)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.SessionID == sessionID {
+			out = append(out, r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	if err := j.acceptLocked(c); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// allRecordsLocked returns every record in seq order after extending the
+// verified chain. j.mu must be held.
+func (j *Journal) allRecordsLocked(ctx context.Context) ([]Record, error) {
+	if err := j.extendLocked(ctx); err != nil {
+		return nil, err
+	}
+	st, err := j.stmtLocked(ctx, selectAll)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}
@@ -143,7 +202,7 @@ func (j *Journal) sessionRecordsLocked(ctx context.Context, sessionID string) ([
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}
-	if sessionID == "" && int64(len(out)) != j.chain.seq {
+	if int64(len(out)) != j.chain.seq {
 		return nil, &TamperedError{RunID: j.id, Seq: int64(len(out)), Reason: "records disappeared after they were verified"}
 	}
 	return out, nil

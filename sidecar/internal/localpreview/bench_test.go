@@ -22,12 +22,14 @@ func generatedAgent(n int) []byte {
 }
 
 // BenchmarkTestExamples measures kmx test through the runner on the fake
-// model, journal commits and replay verification included, for 1 and 2,000
-// examples; the marginal cost per example is (t2000 - t1) / 1999.
+// model, journal commits and replay verification included, for 1, 200 and
+// 2,000 examples at concurrency 1 and the default; the marginal cost per
+// example is (tN - t1) / (N - 1).
 func BenchmarkTestExamples(b *testing.B) {
-	for _, n := range []int{1, 2000} {
+	for _, bc := range []struct{ n, c int }{{1, 1}, {200, 1}, {2000, 1}, {200, DefaultConcurrency}, {2000, DefaultConcurrency}} {
+		n := bc.n
 		src := generatedAgent(n)
-		b.Run(fmt.Sprintf("examples=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("examples=%d/concurrency=%d", n, bc.c), func(b *testing.B) {
 			home := filepath.Join(b.TempDir(), "kmx")
 			if err := os.Mkdir(home, 0o700); err != nil {
 				b.Fatal(err)
@@ -35,7 +37,7 @@ func BenchmarkTestExamples(b *testing.B) {
 			req := Request{Path: "generated.agent.md", Source: src}
 			var journalBytes int64
 			for i := 0; i < b.N; i++ {
-				rep, err := Test(context.Background(), Options{StateDir: home}, req)
+				rep, err := Test(context.Background(), Options{StateDir: home, Concurrency: bc.c}, req)
 				if err != nil || rep.Verdict != VerdictPass {
 					b.Fatalf("verdict %v err %v", rep.Verdict, err)
 				}
