@@ -19,8 +19,8 @@ type chainState struct {
 
 // The reads verification makes on every turn, prepared once per Journal.
 const (
-	selectAfter   = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE seq > ? ORDER BY seq`
-	selectAll     = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records ORDER BY seq`
+	selectAfter = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE seq > ? ORDER BY seq`
+	selectAll   = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records ORDER BY seq`
 	// selectSessionAndAfter is one session's records and every record after
 	// the verified prefix, in one read: what reading a session back after a
 	// turn needs (the chain extension and the session's rows) in one query.
