@@ -21,10 +21,14 @@ type chainState struct {
 const (
 	selectAfter = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE seq > ? ORDER BY seq`
 	selectAll   = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records ORDER BY seq`
-	// selectSessionAndAfter is one session's records and every record after
-	// the verified prefix, in one read: what reading a session back after a
-	// turn needs (the chain extension and the session's rows) in one query.
-	selectSessionAndAfter = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE seq > ? OR session_id = ? ORDER BY seq`
+	// selectSessionAndAfter is every record after the verified prefix and
+	// one session's records up to it, in one read: what reading a session
+	// back after a turn needs (the chain extension and the session's rows).
+	// The UNION ALL keeps both halves on an index (an OR makes SQLite scan
+	// the whole table).
+	selectSessionAndAfter = `SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE seq > ?1
+		UNION ALL SELECT seq, session_id, turn, kind, version, payload, prev_hash, hash FROM records WHERE session_id = ?2 AND seq <= ?1
+		ORDER BY seq`
 )
 
 // stmtLocked returns the prepared statement for q, preparing it on first

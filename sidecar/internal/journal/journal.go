@@ -170,6 +170,10 @@ type Journal struct {
 	status          string // as read by Open; "" while running or after a crash
 	readOnly        bool
 
+	// qmu guards queue: the appends waiting for the next group commit.
+	qmu   sync.Mutex
+	queue []*appendReq
+
 	mu     sync.Mutex
 	db     *sql.DB
 	insert *sql.Stmt
@@ -484,29 +488,143 @@ func (j *Journal) Status() string { return j.status }
 
 // Append commits r as the next record and returns its sequence number. The
 // record is durable against a process kill when Append returns.
+//
+// Appends from several goroutines (concurrent examples) are group-committed:
+// while one commit is in progress, the appends that arrive queue up, and the
+// next of them to get the journal commits every queued record in one
+// transaction, in arrival order. Each Append still returns only after its own
+// record is committed; an Append alone is one single-row commit as before.
 func (j *Journal) Append(ctx context.Context, r Record) (int64, error) {
-	if err := r.validate(); err != nil {
+	seqs, err := j.AppendAll(ctx, []Record{r})
+	if err != nil {
 		return 0, err
 	}
-	if r.Payload == nil {
-		r.Payload = []byte{} // NULL is not a payload
+	return seqs[0], nil
+}
+
+// AppendAll commits recs as consecutive records in one transaction and
+// returns their sequence numbers: all of them are durable against a process
+// kill when it returns, or none was written.
+func (j *Journal) AppendAll(ctx context.Context, recs []Record) ([]int64, error) {
+	if len(recs) == 0 {
+		return nil, nil
 	}
+	req := &appendReq{ctx: ctx, recs: make([]Record, len(recs))}
+	for i, r := range recs {
+		if err := r.validate(); err != nil {
+			return nil, err
+		}
+		if r.Payload == nil {
+			r.Payload = []byte{} // NULL is not a payload
+		}
+		req.recs[i] = r
+	}
+	j.qmu.Lock()
+	j.queue = append(j.queue, req)
+	j.qmu.Unlock()
+
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.closed {
-		return 0, fmt.Errorf("append to journal %s: %w", j.id, ErrClosed)
+	if !req.done {
+		// This goroutine leads: it commits everything queued so far,
+		// its own request included.
+		j.qmu.Lock()
+		batch := j.queue
+		j.queue = nil
+		j.qmu.Unlock()
+		j.commitLocked(batch)
 	}
-	if j.readOnly {
-		return 0, fmt.Errorf("append to journal %s: it was opened for reading", j.id)
+	return req.seqs, req.err
+}
+
+// appendReq is one AppendAll call waiting for its group commit. Its result
+// fields are written by the leader under j.mu and read by the caller after
+// taking j.mu.
+type appendReq struct {
+	ctx  context.Context
+	recs []Record
+	done bool
+	seqs []int64
+	err  error
+}
+
+// commitLocked commits the requests of one group in one transaction (a
+// lone single record in one autocommit INSERT) and marks each done. A
+// request whose context has already ended is not written. j.mu must be held.
+func (j *Journal) commitLocked(batch []*appendReq) {
+	var live []*appendReq
+	for _, req := range batch {
+		req.done = true
+		switch {
+		case j.closed:
+			req.err = fmt.Errorf("append to journal %s: %w", j.id, ErrClosed)
+		case j.readOnly:
+			req.err = fmt.Errorf("append to journal %s: it was opened for reading", j.id)
+		case req.ctx.Err() != nil:
+			req.err = fmt.Errorf("append %s record to journal %s: %w", req.recs[0].Kind, j.id, req.ctx.Err())
+		default:
+			live = append(live, req)
+		}
 	}
-	r.Seq = j.lastSeq + 1
-	h := Hash(j.lastHash, r)
-	_, err := j.insert.ExecContext(ctx, r.Seq, r.SessionID, r.Turn, string(r.Kind), r.Version, r.Payload, j.lastHash[:], h[:])
-	if err != nil && !j.committed(r.Seq, h) {
-		return 0, fmt.Errorf("append %s record to journal %s: %w", r.Kind, j.id, err)
+	if len(live) == 0 {
+		return
 	}
-	j.lastSeq, j.lastHash = r.Seq, h
-	return r.Seq, nil
+	// Number and hash every record of the group in order.
+	seq, head := j.lastSeq, j.lastHash
+	type row struct {
+		r          Record
+		prev, hash [32]byte
+	}
+	var rows []row
+	for _, req := range live {
+		req.seqs = make([]int64, len(req.recs))
+		for i, r := range req.recs {
+			seq++
+			r.Seq = seq
+			h := Hash(head, r)
+			rows = append(rows, row{r: r, prev: head, hash: h})
+			req.seqs[i] = seq
+			head = h
+		}
+	}
+	var err error
+	if len(rows) == 1 {
+		x := rows[0]
+		_, err = j.insert.ExecContext(live[0].ctx, x.r.Seq, x.r.SessionID, x.r.Turn, string(x.r.Kind), x.r.Version, x.r.Payload, x.prev[:], x.hash[:])
+	} else {
+		// A group is never cut short by one caller's cancellation: its
+		// other records belong to callers still waiting for them.
+		err = j.insertAll(context.WithoutCancel(live[0].ctx), func(exec func(args ...any) error) error {
+			for _, x := range rows {
+				if err := exec(x.r.Seq, x.r.SessionID, x.r.Turn, string(x.r.Kind), x.r.Version, x.r.Payload, x.prev[:], x.hash[:]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil && !j.committed(seq, head) {
+		for _, req := range live {
+			req.seqs = nil
+			req.err = fmt.Errorf("append %s record to journal %s: %w", req.recs[0].Kind, j.id, err)
+		}
+		return
+	}
+	j.lastSeq, j.lastHash = seq, head
+}
+
+// insertAll runs the inserts fill makes in one transaction.
+func (j *Journal) insertAll(ctx context.Context, fill func(exec func(args ...any) error) error) error {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	st := tx.StmtContext(ctx, j.insert)
+	if err := fill(func(args ...any) error { _, err := st.ExecContext(ctx, args...); return err }); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 // committed reports whether the record (seq, h) is in the database after an

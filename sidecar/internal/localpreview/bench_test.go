@@ -9,13 +9,13 @@ import (
 	"testing"
 )
 
-// generatedAgent returns an agent file with n examples, each with two text
-// assertions, on the fake model.
+// generatedAgent returns an agent file with n examples, each with three
+// text assertions, on the fake model.
 func generatedAgent(n int) []byte {
 	var b strings.Builder
 	b.WriteString("---\nname: generated\nmodel: fake\n---\nYou answer briefly.\n\nReply with exactly `Answer:` followed by the input\n\n## Examples\n\n```yaml\n")
 	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, "- id: ex-%05d\n  input: Question number %d about the release\n  assert:\n    - contains: \"Answer:\"\n    - regex: \"number %d\\\\b\"\n", i, i, i)
+		fmt.Fprintf(&b, "- id: ex-%05d\n  input: Question number %d about the release\n  assert:\n    - contains: \"Answer:\"\n    - regex: \"number %d\\\\b\"\n    - notContains: TODO\n", i, i, i)
 	}
 	b.WriteString("```\n")
 	return []byte(b.String())
