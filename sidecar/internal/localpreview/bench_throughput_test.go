@@ -112,4 +112,3 @@ func median(xs []float64) float64 {
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
-
