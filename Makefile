@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package node_modules lint vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench fuzz fuzz-reply clean
+.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package node_modules lint vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply clean
 
 all: build
 
@@ -103,6 +103,10 @@ $(TOOLS)/staticcheck:
 ## bench: the performance targets, as Go benchmarks (figures go to docs/benchmarks.md).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./sidecar/...
+
+## bench-compare: whole-process throughput beside the floor program (and Waza with WAZA=path); see docs/benchmarks.md.
+bench-compare:
+	bash scripts/bench-compare.sh
 
 ## fuzz: run the parser fuzz target (FUZZTIME=5m for the full run).
 FUZZTIME ?= 30s

@@ -7,8 +7,14 @@
 // no hash chain, no replay: the least work that still sends, checks and
 // stores every example.
 //
+// With -serve it is instead the endpoint both are measured against: an
+// OpenAI-compatible server on a loopback address that answers every chat
+// request with "Answer: " and the user message, after -delay. It prints its
+// base URL on the first line of stdout.
+//
 // It lives under testdata so it is never part of the kmx build.
 //
+//	go run ./sidecar/internal/localpreview/testdata/floor -serve 127.0.0.1:0 [-delay 200ms]
 //	go run ./sidecar/internal/localpreview/testdata/floor -endpoint http://127.0.0.1:PORT/v1 -n 2000 -db /tmp/floor.db
 package main
 
@@ -19,10 +25,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite"
 )
@@ -31,7 +39,16 @@ func main() {
 	endpoint := flag.String("endpoint", "", "OpenAI-compatible base URL")
 	n := flag.Int("n", 2000, "examples")
 	dbPath := flag.String("db", "", "SQLite file to create")
+	serveAddr := flag.String("serve", "", "serve the endpoint on this loopback address instead")
+	delay := flag.Duration("delay", 0, "with -serve: wait this long before each answer")
 	flag.Parse()
+	if *serveAddr != "" {
+		if err := serve(*serveAddr, *delay); err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*endpoint, *n, *dbPath); err != nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(1)
@@ -111,4 +128,38 @@ func run(endpoint string, n int, dbPath string) error {
 	}
 	fmt.Printf("%d of %d passed\n", pass, n)
 	return nil
+}
+
+// serve answers chat requests like an instant (or -delay slow) model.
+func serve(addr string, delay time.Duration) error {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("http://%s/v1\n", lis.Addr())
+	return http.Serve(lis, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct{ Role, Content string }
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		user := ""
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				user = m.Content
+			}
+		}
+		if delay > 0 {
+			time.Sleep(delay)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-floor", "object": "chat.completion", "created": 0, "model": req.Model,
+			"choices": []map[string]any{{"index": 0, "message": map[string]string{"role": "assistant", "content": "Answer: " + user}, "finish_reason": "stop"}},
+			"usage":   map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+		})
+	}))
 }

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# bench-compare.sh: whole-process throughput figures for docs/benchmarks.md,
+# each as the median of PAIRS paired runs on this machine, right now.
+#
+#   fake       kmx test, N=2000 examples on the fake model, default concurrency
+#              (beside Waza's mock executor on 2,000 tasks when WAZA=path/to/waza)
+#   endpoint   kmx test --concurrency 1, N=2000, instant local endpoint,
+#              beside the floor program (testdata/floor) on the same endpoint
+#   slow       kmx test, 50 examples, endpoint answering after 200 ms,
+#              at the default concurrency and at 8 (floors 2.6 s and 1.4 s)
+#   rss        kmx test --concurrency 8, N=2000, fake model: peak RSS
+#
+# Times are wall seconds from /usr/bin/time; read `uptime` with them.
+# Usage: scripts/bench-compare.sh   (PAIRS=5 N=2000 WAZA=/path/to/waza)
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+PAIRS=${PAIRS:-5}
+N=${N:-2000}
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+chmod 700 "$work"
+go build -trimpath -o "$work/kmx" ./sidecar/cmd/kmx
+go build -o "$work/floor" ./sidecar/internal/localpreview/testdata/floor
+mkdir -m 700 "$work/home"
+export KMX_HOME="$work/home"
+
+gen() { # gen N MODEL FILE: N examples, three text assertions each
+  awk -v n="$1" -v m="$2" 'BEGIN {
+    printf "---\nname: generated\nmodel: %s\n---\nYou answer briefly.\n\nReply with exactly `Answer:` followed by the input\n\n## Examples\n\n```yaml\n", m
+    for (i = 0; i < n; i++) printf "- id: ex-%05d\n  input: Question number %d about the release\n  assert:\n    - contains: \"Answer:\"\n    - regex: \"number %d\\\\b\"\n    - notContains: TODO\n", i, i, i
+    print "```" }' > "$3"
+}
+serve() { # serve DELAY: start an endpoint, print its base URL
+  "$work/floor" -serve 127.0.0.1:0 -delay "$1" > "$work/url-$1" &
+  for _ in $(seq 50); do [ -s "$work/url-$1" ] && break; sleep 0.1; done
+  head -1 "$work/url-$1"
+}
+timed() { # timed LABEL CMD...: append "seconds maxrss_kb" to $work/LABEL.times
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$work/t" "$@" > /dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
+  cat "$work/t" >> "$work/$label.times"
+}
+median() { sort -n | awk '{a[NR]=$1} END { if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
+report() { # report LABEL
+  printf "%-34s median %6.2f s   (runs: %s)   peak RSS %s MiB\n" "$1" \
+    "$(cut -d' ' -f1 "$work/$1.times" | median)" "$(cut -d' ' -f1 "$work/$1.times" | tr '\n' ' ')" \
+    "$(cut -d' ' -f2 "$work/$1.times" | sort -n | tail -1 | awk '{printf "%.1f", $1/1024}')"
+}
+
+gen "$N" fake "$work/fake.agent.md"
+gen "$N" kmx-bench-model "$work/ep.agent.md"
+gen 50 kmx-bench-model "$work/slow.agent.md"
+fast=$(serve 0s)
+slow=$(serve 200ms)
+
+if [ -n "${WAZA:-}" ]; then
+  mkdir -p "$work/waza/tasks"
+  cat > "$work/waza/eval.yaml" <<'YAML'
+name: bench
+skill: bench
+version: "1.0"
+config: {trials_per_task: 1, timeout_seconds: 300, parallel: false, executor: mock, model: mock-model}
+graders:
+  - {type: regex, name: answered, config: {must_not_match: ["(?i)fatal error"]}}
+tasks: ["tasks/*.yaml"]
+YAML
+  for i in $(seq 0 $((N - 1))); do
+    printf 'id: t-%05d\nname: Task %d\ninputs:\n  prompt: "Question number %d about the release"\n' "$i" "$i" "$i" > "$work/waza/tasks/t-$(printf %05d "$i").yaml"
+  done
+  printf -- '---\nname: bench\ndescription: bench\n---\nbench\n' > "$work/waza/SKILL.md"
+fi
+
+uptime
+for p in $(seq "$PAIRS"); do
+  timed fake "$work/kmx" test "$work/fake.agent.md"
+  [ -z "${WAZA:-}" ] || (cd "$work/waza" && timed waza "$WAZA" run eval.yaml -o "$work/waza/out.json")
+  timed endpoint "$work/kmx" test "$work/ep.agent.md" --endpoint "$fast" --concurrency 1
+  rm -f "$work"/floor.db*
+  timed floor "$work/floor" -endpoint "$fast" -n "$N" -db "$work/floor.db"
+  timed slow-default "$work/kmx" test "$work/slow.agent.md" --endpoint "$slow"
+  timed slow-c8 "$work/kmx" test "$work/slow.agent.md" --endpoint "$slow" --concurrency 8
+  timed rss-c8 "$work/kmx" test "$work/fake.agent.md" --concurrency 8
+done
+uptime
+report fake
+[ -z "${WAZA:-}" ] || report waza
+report endpoint
+report floor
+report slow-default
+report slow-c8
+report rss-c8
+paste -d' ' <(cut -d' ' -f1 "$work/endpoint.times") <(cut -d' ' -f1 "$work/floor.times") | awk '{print $1/$2}' | median | xargs printf "endpoint/floor ratio, median of pairs: %.2f\n"
+[ -z "${WAZA:-}" ] || paste -d' ' <(cut -d' ' -f1 "$work/fake.times") <(cut -d' ' -f1 "$work/waza.times") | awk '{print $1/$2}' | median | xargs printf "fake/waza ratio, median of pairs: %.2f\n"
+ls -l "$work/home/local-preview/journals/" | awk -v n="$N" '/\.db$/ && $5 > 100000 {print "journal bytes per example (last N-example run): " $5/n; exit}'
