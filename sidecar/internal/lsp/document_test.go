@@ -90,6 +90,9 @@ func TestCheckSettings(t *testing.T) {
 		{"a key value in keyEnv", Settings{KeyEnv: key}, "kmx.keyEnv holds a credential-shaped value"},
 		{"a key in the endpoint", Settings{Endpoint: "https://x.example/v1?key=" + key}, "kmx.endpoint"},
 		{"not a variable name", Settings{JudgeKeyEnv: "MY KEY"}, "kmx.judgeKeyEnv must be the name"},
+		{"concurrency in range", Settings{Concurrency: 32}, ""},
+		{"concurrency too high", Settings{Concurrency: 33}, "kmx.concurrency is 33; set it to a whole number from 1 to 32"},
+		{"concurrency negative", Settings{Concurrency: -1}, "kmx.concurrency is -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
