@@ -71,7 +71,8 @@ func (e *slowEndpoint) count() int {
 	return len(e.requests)
 }
 
-// TestChatKilledMidTurnRefusesUntilDiscarded (invariant 3, end to end): a
+// TestChatKilledMidTurnRefusesUntilDiscarded (invariants 1 and 3, end to
+// end): while a turn runs, another kmx chat process is refused as busy. A
 // real kmx chat process killed with SIGKILL while its turn waits on a slow
 // local endpoint leaves a turn with no recorded outcome. The next turn is
 // refused (exit 2) before anything is sent, until --discard-unfinished
@@ -115,6 +116,14 @@ func TestChatKilledMidTurnRefusesUntilDiscarded(t *testing.T) {
 	case <-ep.holding: // the turn's request is in flight
 	case err := <-exited:
 		t.Fatalf("kmx chat ended before its request reached the endpoint: %v", err)
+	}
+	// Invariant 1 across processes: while that turn runs, another kmx chat
+	// process is refused before it sends anything.
+	held := ep.count()
+	wantExit(t, run("--input", "meanwhile"), ExitRefusal, "is busy")
+	wantExit(t, run("--history"), ExitRefusal, "is busy")
+	if ep.count() != held {
+		t.Fatal("a turn refused as busy reached the endpoint")
 	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
