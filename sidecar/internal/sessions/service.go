@@ -168,11 +168,11 @@ func (s *service) RunTurn(ctx context.Context, req *sessionspb.RunTurnRequest) (
 	// hctx lets a journal failure stop the model call in flight.
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	term, tr, runErr := s.streamTurn(hctx, sess, turn, req)
+	term, tr, held, runErr := s.streamTurn(hctx, sess, turn, req)
 	if runErr != nil {
 		cancel()
 	}
-	if err := s.writeTerminal(ctx, sess.id, term); err != nil {
+	if err := s.writeTerminal(ctx, sess.id, term, held); err != nil {
 		return nil, journalStatus(ctx, err)
 	}
 	if runErr != nil {
@@ -193,11 +193,25 @@ type terminal struct {
 
 // streamTurn runs the turn on the harness and journals each record (model
 // requests and completions, tool calls and results) as it arrives, each
-// checked against the turn protocol and committed before the next is read.
-// It returns the terminal to journal and the trace; a non-nil error is a
-// journal failure the caller must report after writing that terminal.
-func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest) (terminal, *trace, error) {
-	tr := newTrace(sess.harness, turn, sess.model.Model)
+// checked against the turn protocol when it arrives and committed before the
+// next record is committed. A model completion is held until the next event:
+// when the turn ends there (a terminal, or a broken stream), held is its
+// payload and the caller commits it with the turn.terminal record in one
+// transaction, saving a commit per turn; before any other record it is
+// committed on its own. It returns the terminal to journal and the trace; a
+// non-nil error is a journal failure the caller must report after writing
+// that terminal.
+func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest) (term terminal, tr *trace, held []byte, err error) {
+	tr = newTrace(sess.harness, turn, sess.model.Model)
+	// flush commits a held completion before anything else is journaled.
+	flush := func() error {
+		if held == nil {
+			return nil
+		}
+		p := held
+		held = nil
+		return s.appendDetached(ctx, sess.id, turn, journal.KindModelCompletion, p)
+	}
 	// failed describes a turn the harness did not end itself. When the
 	// caller's context has ended, that is the reason, whatever broke first.
 	failed := func(text string) terminal {
@@ -212,15 +226,15 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		Instructions: req.GetInstructions(), Input: req.GetInput(), History: req.GetHistory(), Tools: sess.tools,
 	})
 	if err != nil {
-		return failed(errTextHarnessUnavailable), tr, nil
+		return failed(errTextHarnessUnavailable), tr, nil, nil
 	}
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			return failed(errTextHarnessEnded), tr, nil
+			return failed(errTextHarnessEnded), tr, held, nil
 		}
 		if err != nil {
-			return failed(harnessErrorText(err)), tr, nil
+			return failed(harnessErrorText(err)), tr, held, nil
 		}
 		var kind journal.Kind
 		var payload []byte
@@ -234,15 +248,22 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		case *sessionspb.HarnessEvent_ToolResult:
 			kind, payload = journal.KindToolResult, e.ToolResult.GetResultJson()
 		case *sessionspb.HarnessEvent_Terminal:
-			return checkTerminal(e.Terminal, turn, tr), tr, nil
+			return checkTerminal(e.Terminal, turn, tr), tr, held, nil
 		default:
-			return failed(errTextHarnessProtocol), tr, nil
+			return failed(errTextHarnessProtocol), tr, held, nil
 		}
 		if !tr.accept(kind, payload) {
-			return failed(errTextHarnessProtocol), tr, nil
+			return failed(errTextHarnessProtocol), tr, held, nil
+		}
+		if err := flush(); err != nil {
+			return failed(errTextJournalWrite), tr, nil, journalStatus(ctx, err)
+		}
+		if kind == journal.KindModelCompletion {
+			held = payload
+			continue
 		}
 		if err := s.appendDetached(ctx, sess.id, turn, kind, payload); err != nil {
-			return failed(errTextJournalWrite), tr, journalStatus(ctx, err)
+			return failed(errTextJournalWrite), tr, nil, journalStatus(ctx, err)
 		}
 	}
 }
@@ -283,13 +304,24 @@ func cancelledTerminal(ctx context.Context, turn int) terminal {
 }
 
 // writeTerminal commits the turn.terminal record even when ctx is already
-// cancelled: a cancelled turn must still say so in the journal.
-func (s *service) writeTerminal(ctx context.Context, sessionID string, t terminal) error {
+// cancelled: a cancelled turn must still say so in the journal. A held
+// model completion (see streamTurn) is committed with it, before it, in the
+// same transaction.
+func (s *service) writeTerminal(ctx context.Context, sessionID string, t terminal, held []byte) error {
 	payload, err := journal.Encode(t.TurnTerminal)
 	if err != nil {
 		return err
 	}
-	return s.appendDetached(ctx, sessionID, t.Turn, journal.KindTurnTerminal, payload)
+	if held == nil {
+		return s.appendDetached(ctx, sessionID, t.Turn, journal.KindTurnTerminal, payload)
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), detachedWriteTimeout)
+	defer cancel()
+	_, err = s.journal.AppendAll(wctx, []journal.Record{
+		{SessionID: sessionID, Turn: t.Turn, Kind: journal.KindModelCompletion, Version: journal.SchemaVersion, Payload: held},
+		{SessionID: sessionID, Turn: t.Turn, Kind: journal.KindTurnTerminal, Version: journal.SchemaVersion, Payload: payload},
+	})
+	return err
 }
 
 // appendDetached commits a record of something that already happened (a
