@@ -82,6 +82,9 @@ func printFooter(w io.Writer, rep *localpreview.Report) {
 	s := rep.Summary
 	parts := []string{fmt.Sprintf("%d pass", s.Pass), fmt.Sprintf("%d fail", s.Fail), fmt.Sprintf("%d unknown", s.Unknown)}
 	fmt.Fprintf(w, "%s: %s · model %s (%s) · %.1f ms\n", plural(len(rep.Examples), "example"), strings.Join(parts, ", "), rep.Route.Agent.Model, rep.Route.Agent.Route, rep.DurationMs)
+	if line := toolSettingsLine(rep); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if rep.RunID != "" {
 		fmt.Fprintf(w, "run %s · journal %s\n", rep.RunID, rep.JournalPath)
 	}

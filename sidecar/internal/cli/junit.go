@@ -24,6 +24,11 @@ type junitSuite struct {
 	Cases    []junitCase `xml:"testcase"`
 }
 
+// junitProps wraps a test case's properties, absent when it has none.
+type junitProps struct {
+	Items []junitProp `xml:"property"`
+}
+
 type junitProp struct {
 	Name  string `xml:"name,attr"`
 	Value string `xml:"value,attr"`
@@ -33,6 +38,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
+	Props     *junitProps   `xml:"properties,omitempty"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 }
@@ -52,8 +58,11 @@ func writeJUnit(path string, rep *localpreview.Report) error {
 		Time:  seconds(rep.DurationMs),
 		Props: []junitProp{{"label", localpreview.Label}, {"runId", rep.RunID}, {"revision", rep.Agent.Revision}, {"model", rep.Route.Agent.Model}},
 	}
+	for _, s := range rep.ToolSettings {
+		suite.Props = append(suite.Props, junitProp{"toolSetting", s.Name + "=" + s.State})
+	}
 	for _, ex := range rep.Examples {
-		c := junitCase{Name: ex.ID, Classname: rep.Agent.ID, Time: seconds(ex.DurationMs)}
+		c := junitCase{Name: ex.ID, Classname: rep.Agent.ID, Time: seconds(ex.DurationMs), Props: junitToolProps(ex)}
 		line := decidingLine(ex)
 		switch ex.Verdict {
 		case localpreview.VerdictPass, localpreview.VerdictAnswered:

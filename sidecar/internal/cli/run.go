@@ -68,6 +68,9 @@ func printAnswer(w io.Writer, ex localpreview.ExampleResult) {
 	if line := decidingLine(ex); line != "" && ex.Verdict != localpreview.VerdictPass {
 		fmt.Fprintf(w, "   %s\n", line)
 	}
+	if line := toolLine(ex); line != "" {
+		fmt.Fprintf(w, "   %s\n", line)
+	}
 }
 
 func indent(s string) string {

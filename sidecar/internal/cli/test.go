@@ -41,6 +41,9 @@ func runTest(ctx context.Context, env Env, args []string) error {
 		opts.OnExample = func(ex localpreview.ExampleResult) {
 			header()
 			fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", verdictWord(ex.Verdict), ex.ID, decidingLine(ex))
+			if line := toolLine(ex); line != "" {
+				fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", "", "", line)
+			}
 		}
 	}
 	rep, runErr := localpreview.Test(ctx, opts, localpreview.Request{Path: path, Source: src, Examples: examples})

@@ -48,3 +48,32 @@ func TestDeclaredToolsNeverPassThroughTheCLI(t *testing.T) {
 		t.Errorf("report = %+v", rep)
 	}
 }
+
+// TestCLIShowsToolCallsAndSources: the text output, the footer and JUnit
+// name each called tool's source and the frozen settings, never a result.
+func TestCLIShowsToolCallsAndSources(t *testing.T) {
+	h := home(t)
+	file := filepath.Join("..", "..", "..", "testdata", "tools", "merged-prs.agent.md")
+	junit := filepath.Join(t.TempDir(), "out.xml")
+	r := kmx(t, h, "test", file, "--junit", junit)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"tools: 1 call: github_list_merged_prs (recorded)", "tools: 1 call: github_list_merged_prs (unavailable)", "tools: github_list_merged_prs Enabled"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`name="toolSetting" value="github_list_merged_prs=Enabled"`, `name="toolSource" value="github_list_merged_prs=recorded"`, `name="toolCalls" value="1"`} {
+		if !strings.Contains(string(x), want) {
+			t.Errorf("JUnit lacks %s:\n%s", want, x)
+		}
+	}
+	if strings.Contains(r.stdout+string(x), "pullRequests") {
+		t.Errorf("a tool result reached the output")
+	}
+}

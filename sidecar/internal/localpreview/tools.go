@@ -104,8 +104,15 @@ func checkToolRoute(plan *Plan, rt *routes) error {
 	if st == localtools.Disabled {
 		return nil
 	}
-	for id, set := range plan.tools.sets {
-		t, _ := localtools.Find(set, directive)
+	ids := make([]string, 0, len(plan.Selected)+1)
+	if plan.AdHoc != nil {
+		ids = append(ids, adHocID)
+	}
+	for _, ex := range plan.Selected {
+		ids = append(ids, ex.ID)
+	}
+	for _, id := range ids {
+		t, _ := localtools.Find(plan.tools.sets[id], directive)
 		if t.Source == localtools.SourceRecorded || t.Source == localtools.SourceLive {
 			continue
 		}

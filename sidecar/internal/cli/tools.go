@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// toolLine says which tools an example called and what answered them, e.g.
+// "tools: 1 call: github_list_merged_prs (recorded)"; "" when none was
+// dispatched. Never arguments or results.
+func toolLine(ex localpreview.ExampleResult) string {
+	if ex.ToolCalls == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(ex.ToolSources))
+	for _, s := range ex.ToolSources {
+		parts = append(parts, fmt.Sprintf("%s (%s)", s.Name, s.Source))
+	}
+	return fmt.Sprintf("tools: %s: %s", plural(ex.ToolCalls, "call"), strings.Join(parts, ", "))
+}
+
+// toolSettingsLine is the run's frozen kmx.yaml states, e.g.
+// "tools: github_list_merged_prs Disabled"; "" for a file without tools.
+func toolSettingsLine(rep *localpreview.Report) string {
+	if len(rep.ToolSettings) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(rep.ToolSettings))
+	for _, s := range rep.ToolSettings {
+		parts = append(parts, s.Name+" "+s.State)
+	}
+	return "tools: " + strings.Join(parts, ", ")
+}
+
+// junitToolProps are an example's tool figures as JUnit properties; nil
+// (no properties element) when it dispatched no tool.
+func junitToolProps(ex localpreview.ExampleResult) *junitProps {
+	if ex.ToolCalls == 0 {
+		return nil
+	}
+	props := &junitProps{Items: []junitProp{{"toolCalls", fmt.Sprint(ex.ToolCalls)}}}
+	for _, s := range ex.ToolSources {
+		props.Items = append(props.Items, junitProp{"toolSource", s.Name + "=" + s.Source})
+	}
+	return props
+}
