@@ -2,7 +2,7 @@
 // inspection. Every value is escaped; the page has no script, loads nothing, and
 // its only style is inline under a nonce, coloured by VS Code's theme
 // variables. Pure, so escaping and the CSP are unit-tested.
-import type { ExampleResult, InspectedTurn, Inspection, JudgeSample, ModelIdentity, Report } from "./protocol";
+import type { ExampleResult, InspectedToolCall, InspectedTurn, Inspection, JudgeSample, ModelIdentity, Report } from "./protocol";
 
 export const InspectSchema = "kmx.journal.inspect/v1";
 export const ReplayLabel = "local preview journal replay; not a test result";
@@ -59,6 +59,31 @@ function judgeSampleHtml(s: JudgeSample, i: number): string {
   return `${h}</li>`;
 }
 
+function toolCallHtml(c: InspectedToolCall): string {
+  let h = `<li><code>${escapeHtml(c.name)}</code> call ${c.index} <span class="muted">(${escapeHtml(c.id)})</span>, `;
+  h += c.source !== undefined ? `source <code>${escapeHtml(c.source)}</code>` : `<span class="muted">no result journaled</span>`;
+  h += `<div class="muted">arguments</div>${pre(c.arguments)}`;
+  if (c.result !== undefined) {
+    h += `<div class="muted">result</div>${pre(c.result)}`;
+  }
+  return `${h}</li>`;
+}
+
+/** A tool turn's offered tools and journaled calls; "" on the chat harness. */
+function toolsHtml(t: InspectedTurn): string {
+  const tools = t.tools ?? [];
+  if (tools.length === 0) {
+    return "";
+  }
+  const offered = tools.map((o) => `<code>${escapeHtml(o.name)}</code> ${escapeHtml(o.state)} (${escapeHtml(o.source)})`).join(", ");
+  let h = field("tools offered", offered);
+  const calls = t.toolCalls ?? [];
+  h += calls.length === 0
+    ? field("tool calls", `<span class="muted">none</span>`)
+    : `<div class="field"><span class="label">tool calls</span><ul>${calls.map(toolCallHtml).join("")}</ul></div>`;
+  return h;
+}
+
 function turnHtml(t: InspectedTurn, report: Report | undefined): string {
   let h = `<section class="turn"><h2>${escapeHtml(t.example !== "" ? t.example : "(ad-hoc input)")} <span class="muted">turn ${t.turn}, ${escapeHtml(t.purpose)}</span></h2>`;
   h += field("input", pre(t.input));
@@ -67,6 +92,7 @@ function turnHtml(t: InspectedTurn, report: Report | undefined): string {
   if (t.error !== undefined) {
     h += field("error", escapeHtml(t.error));
   }
+  h += toolsHtml(t);
   h += field("answer", t.answer !== undefined ? pre(t.answer) : `<span class="muted">no replay-verified answer</span>`);
   const samples = t.judgeSamples ?? [];
   if (samples.length > 0) {

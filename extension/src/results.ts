@@ -124,6 +124,25 @@ function scoresText(a: AssertionResult): string {
   return a.threshold !== undefined ? ` (scores ${s}; threshold ${a.threshold})` : ` (scores ${s})`;
 }
 
+/**
+ * The Test Explorer output lines about tools: the frozen kmx.yaml states,
+ * then each example's calls and sources. Never arguments or results.
+ */
+export function toolLines(report: Report): string[] {
+  const lines: string[] = [];
+  const settings = report.toolSettings ?? [];
+  if (settings.length > 0) {
+    lines.push(`tools: ${settings.map((s) => `${s.name} ${s.state}`).join(", ")}`);
+  }
+  for (const ex of report.examples ?? []) {
+    if ((ex.toolCalls ?? 0) > 0) {
+      const sources = (ex.toolSources ?? []).map((s) => `${s.name} (${s.source})`).join(", ");
+      lines.push(`${ex.id}: ${ex.toolCalls} tool call${ex.toolCalls === 1 ? "" : "s"}: ${sources}`);
+    }
+  }
+  return lines;
+}
+
 /** One line for notifications and the status of a run. */
 export function summaryLine(report: Report): string {
   if (report.refusal !== undefined) {

@@ -4,7 +4,7 @@
 // runs both end in applyReport, so they update the same results.
 import * as vscode from "vscode";
 import { type ExampleInfo, Methods, type Range, type Report, type ReportResult } from "./protocol";
-import { type Outcome, outcomesFor, summaryLine } from "./results";
+import { type Outcome, outcomesFor, summaryLine, toolLines } from "./results";
 import type { Sidecar } from "./sidecar";
 
 export function toRange(r: Range): vscode.Range {
@@ -261,6 +261,9 @@ export class KmxTests implements vscode.Disposable {
     });
     if (report !== undefined) {
       run.appendOutput(`${vscode.workspace.asRelativePath(file.uri ?? res.uri)}: ${summaryLine(report)}\r\n`);
+      for (const line of toolLines(report)) {
+        run.appendOutput(`${line}\r\n`);
+      }
       if (report.runId !== undefined) {
         run.appendOutput(`journal: run ${report.runId} (kmx: Show Run Replay)\r\n`);
       }

@@ -76,6 +76,24 @@ describe("replayHtml", () => {
     assert.ok(h.includes("no replay-verified answer"));
     assert.ok(h.includes("no completion was journaled"));
   });
+  it("shows a tool turn's offered tools and each call with its source, escaped", () => {
+    const base = inspection("x");
+    const t = {
+      ...(base.turns ?? [])[0]!,
+      harness: "kmx-local-tools-v1",
+      tools: [{ name: "github_list_merged_prs", state: "Enabled", source: "recorded" }],
+      toolCalls: [
+        { index: 1, id: "call_1", name: "github_list_merged_prs", arguments: "{}", source: "recorded", result: "<b>12</b>" },
+        { index: 2, id: "call_2", name: "github_list_merged_prs", arguments: "{}" },
+      ],
+    };
+    const h = replayHtml({ ...base, turns: [t] }, nonce, "s");
+    assert.ok(h.includes("tools offered"));
+    assert.ok(h.includes("<code>github_list_merged_prs</code> Enabled (recorded)"));
+    assert.ok(h.includes("source <code>recorded</code>"));
+    assert.ok(h.includes("&#60;b&#62;12&#60;/b&#62;") && !h.includes("<b>12</b>"));
+    assert.ok(h.includes("no result journaled"));
+  });
   it("refuses a schema it does not know", () => {
     const h = replayHtml({ ...inspection("x"), schema: "other/v9" }, nonce, "s");
     assert.ok(h.includes("cannot read (schema other/v9"));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ExampleResult, Range, Report } from "../../src/protocol";
-import { outcomeOf, outcomesFor, runVerdictText, summaryLine } from "../../src/results";
+import { outcomeOf, outcomesFor, runVerdictText, summaryLine, toolLines } from "../../src/results";
 
 function rng(line: number): Range {
   return { start: { offset: 0, line, character: 0 }, end: { offset: 0, line, character: 9 } };
@@ -121,6 +121,14 @@ describe("summaries", () => {
   for (const c of cases) {
     it(c.name, () => assert.equal(summaryLine(c.r), c.want));
   }
+  it("tool lines name the frozen settings and each example's sources, never results", () => {
+    const r = report({
+      toolSettings: [{ name: "github_list_merged_prs", state: "Enabled" }],
+      examples: [ex({ id: "recorded", toolCalls: 1, toolSources: [{ name: "github_list_merged_prs", source: "recorded" }] }), ex({ id: "quiet" })],
+    });
+    assert.deepEqual(toolLines(r), ["tools: github_list_merged_prs Enabled", "recorded: 1 tool call: github_list_merged_prs (recorded)"]);
+    assert.deepEqual(toolLines(report({})), []);
+  });
   it("run verdict shows the answer on one line", () => {
     const r = report({ command: "run", examples: [ex({ id: "crash", answer: "bug\nreport" })] });
     assert.equal(runVerdictText(r), 'kmx example "crash": pass — answer: bug report (local preview)');
