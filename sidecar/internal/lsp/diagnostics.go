@@ -109,11 +109,19 @@ func (s *Server) publish(ctx context.Context, snap document, res agentfile.Resul
 		return
 	}
 	v := snap.version
+	diags := toDiagnostics(res.Diagnostics)
+	onYAML, onAgent, publishYAML := settingsDiagnostics(uriPath(snap.uri), res.Agent)
+	if onAgent != nil {
+		diags = append(diags, *onAgent)
+	}
 	s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{
 		URI:         snap.uri,
 		Version:     &v,
-		Diagnostics: toDiagnostics(res.Diagnostics),
+		Diagnostics: diags,
 	})
+	if publishYAML {
+		s.publishSettings(ctx, snap.uri, onYAML)
+	}
 }
 
 func toDiagnostics(ds []agentfile.Diagnostic) []diagnostic {
