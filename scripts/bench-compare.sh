@@ -17,7 +17,7 @@ cd "$(git rev-parse --show-toplevel)"
 PAIRS=${PAIRS:-5}
 N=${N:-2000}
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'for p in "$work"/pid-*; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null; done; rm -rf "$work"' EXIT
 chmod 700 "$work"
 go build -trimpath -o "$work/kmx" ./sidecar/cmd/kmx
 go build -o "$work/floor" ./sidecar/internal/localpreview/testdata/floor
@@ -32,6 +32,7 @@ gen() { # gen N MODEL FILE: N examples, three text assertions each
 }
 serve() { # serve DELAY: start an endpoint, print its base URL
   "$work/floor" -serve 127.0.0.1:0 -delay "$1" > "$work/url-$1" &
+  echo $! > "$work/pid-$1" # started in a command substitution: not a job of this shell
   for _ in $(seq 50); do [ -s "$work/url-$1" ] && break; sleep 0.1; done
   head -1 "$work/url-$1"
 }
