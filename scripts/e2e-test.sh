@@ -53,6 +53,7 @@ cat > "$TMP/user-data/User/settings.json" <<'JSON'
   "editor.autoClosingBrackets": "never",
   "editor.autoClosingQuotes": "never",
   "editor.autoIndent": "none",
+  "[chatagent]": { "editor.autoIndent": "none" },
   "editor.acceptSuggestionOnEnter": "off",
   "editor.codeLens": true,
   "files.autoSave": "off",

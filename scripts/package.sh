@@ -31,14 +31,13 @@ for target in "${TARGETS[@]}"; do
   esac
   stage="out/package/$target"
   rm -rf "$stage"
-  mkdir -p "$stage/bin/$target" "$stage/dist" "$stage/extension"
+  mkdir -p "$stage/bin/$target" "$stage/dist"
   echo "package.sh: $target: go build ($goos/$goarch)" >&2
   CGO_ENABLED=0 GOOS="$goos" GOARCH="$goarch" "$GO" build -trimpath -ldflags="-s -w" \
     -o "$stage/bin/$target/$exe" ./sidecar/cmd/kmx
   cp package.json .vscodeignore "$stage/"
   cp docs/extension.md "$stage/README.md"
   cp dist/extension.js "$stage/dist/"
-  cp -r extension/syntaxes "$stage/extension/"
   out="$PWD/dist/kmx-$target-$VERSION.vsix"
   # The bundle has no runtime dependencies left to ship, and there is no
   # LICENSE file to ask about: never prompt (CI has no stdin).

@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import type { ChatPanels } from "./chatPanel";
 import type { ExplainView } from "./explainView";
 import { modelChoices } from "./lmMapping";
-import { type ExampleParams, Methods, type ReportResult } from "./protocol";
+import { type AddExamplesParams, EditorCommands, type ExampleParams, type ExamplesHome, Methods, type ReportResult } from "./protocol";
 import type { ReplayPanel } from "./replayPanel";
 import { runVerdictText, summaryLine } from "./results";
 import { readSettings } from "./settings";
@@ -58,6 +58,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       return Promise.resolve();
     },
     "kmx.clearJournals": () => clearJournals(deps),
+    // The server's Add examples lens: {uri, homes}, each home with its edit.
+    [EditorCommands.AddExamples]: (arg) => addExamples(deps, arg as AddExamplesParams | undefined),
     "kmx.selectModel": () => selectModel(deps),
     "kmx.showLogs": () => {
       deps.sidecar.log.show(true);
@@ -79,6 +81,32 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
     }),
   );
+}
+
+/** Applies the skeleton of the home the user picks (the first, the recommended one, when there is one). */
+async function addExamples(deps: CommandDeps, arg: AddExamplesParams | undefined): Promise<void> {
+  const homes = arg?.homes ?? [];
+  if (arg === undefined || homes.length === 0) {
+    throw new Error("kmx.addExamples is the Add examples lens's command: click the lens above an agent file with no examples");
+  }
+  let home: ExamplesHome | undefined = homes[0];
+  if (homes.length > 1) {
+    const pick = await vscode.window.showQuickPick(
+      homes.map((h, i) => ({ label: h.title, detail: h.detail, index: i })),
+      { title: "kmx: Add Examples", placeHolder: "Where should the examples live?" },
+    );
+    if (pick === undefined) {
+      return;
+    }
+    home = homes[pick.index];
+  }
+  if (home === undefined) {
+    return;
+  }
+  const edit = await deps.sidecar.asWorkspaceEdit(home.edit);
+  if (!(await vscode.workspace.applyEdit(edit))) {
+    throw new Error(`the examples could not be added to ${vscode.workspace.asRelativePath(vscode.Uri.parse(arg.uri))}; the file may have changed: try again`);
+  }
 }
 
 /** The agent file a command is about: its argument's uri, else the active editor. */

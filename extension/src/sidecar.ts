@@ -119,7 +119,12 @@ export class Sidecar implements vscode.Disposable {
     // languageModels: this client serves kmx/languageModel/* (the editor route).
     const init: InitializationOptions = { protocolVersion: ProtocolVersion, settings: readSettings(), languageModels: true };
     const options: LanguageClientOptions = {
-      documentSelector: [{ scheme: "file", pattern: "**/*.agent.md" }],
+      // VS Code's own language for agent files (its prompt support
+      // registers `chatagent`), and the file pattern for editors without it.
+      documentSelector: [
+        { scheme: "file", language: "chatagent" },
+        { scheme: "file", pattern: "**/*.agent.md" },
+      ],
       outputChannel: this.log,
       initializationOptions: init,
       errorHandler: {
@@ -204,6 +209,16 @@ export class Sidecar implements vscode.Disposable {
     } finally {
       sub.dispose();
     }
+  }
+
+  /** Converts an LSP WorkspaceEdit the server sent (in a lens argument) to VS Code's. */
+  async asWorkspaceEdit(edit: unknown): Promise<vscode.WorkspaceEdit> {
+    const client = await this.ready();
+    const converted = await client.protocol2CodeConverter.asWorkspaceEdit(edit as Parameters<typeof client.protocol2CodeConverter.asWorkspaceEdit>[0]);
+    if (converted === undefined) {
+      throw new Error("the server sent no edit; restart the language server (kmx: Restart Language Server)");
+    }
+    return converted;
   }
 
   dispose(): void {

@@ -143,6 +143,8 @@ export class KmxTests implements vscode.Disposable {
     if (res.examplesHeading !== undefined) {
       item.range = toRange(res.examplesHeading);
     }
+    // The header's display name ("C# Expert") beside the file's path.
+    item.description = res.agentName !== undefined && res.agentName !== res.agentId ? res.agentName : undefined;
     const examples: ExampleInfo[] = res.examples ?? [];
     // While a file is being written it may parse to nothing for a moment;
     // keep the children it had rather than make them flicker away.

@@ -30,6 +30,12 @@ export const Commands = {
   OpenChat: "kmx.openChat",
 } as const;
 
+/** Commands the server puts in lenses that the extension handles alone (never sent to the server). */
+export const EditorCommands = {
+  /** AddExamplesParams: apply the edit of the home the user picks */
+  AddExamples: "kmx.addExamples",
+} as const;
+
 /** Custom request methods. */
 export const Methods = {
   Examples: "kmx/examples",
@@ -670,4 +676,17 @@ export interface ProgressValue {
   message?: string;
   percentage?: number;
   outcome?: string;
+}
+
+/** Go: lsp.AddExamplesParams */
+export interface AddExamplesParams {
+  uri: string;
+  homes: ExamplesHome[] | null;
+}
+
+/** Go: lsp.ExamplesHome */
+export interface ExamplesHome {
+  title: string;
+  detail?: string;
+  edit: unknown;
 }

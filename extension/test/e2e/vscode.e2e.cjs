@@ -257,6 +257,52 @@ step("type an unfinished example: no error; finish it: the diagnostic settles", 
   assert.equal(await runs.count(), 4, "the finished example has its ▶ Run example lens");
 });
 
+// Opens a workspace file by Quick Open.
+async function openFile(name) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget .quick-input-box input").first();
+  await input.waitFor({ state: "visible", timeout: 10_000 });
+  await input.fill(name, { timeout: 5_000 });
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 10_000 });
+  await page.keyboard.press("Enter");
+  await page.locator(".tabs-container .tab.active", { hasText: name }).first().waitFor({ timeout: 10_000 });
+}
+
+step("a VS Code agent with no examples: VS Code's language, no error, Add examples, run it", 150_000, async () => {
+  await openFile("reviewer.agent.md");
+  // The file's language mode is VS Code's own for agent files (chatagent),
+  // not one the extension defines: the language picker lists it as such.
+  const mode = page.locator("#status\\.editor\\.mode");
+  await mode.waitFor({ timeout: 10_000 });
+  const modeText = (await mode.innerText()).trim();
+  await palette("Change Language Mode");
+  const current = page.locator(".quick-input-widget .monaco-list-row", { hasText: "(chatagent)" }).first();
+  await current.waitFor({ timeout: 10_000 });
+  assert.ok((await current.innerText()).includes(modeText), `the status bar says ${modeText}, which is not VS Code's chatagent language`);
+  await page.keyboard.press("Escape");
+  // Problems: the Information that there is nothing to test, and no error.
+  await palette("View: Focus Problems");
+  await page.locator(".markers-panel .monaco-list-row", { hasText: "nothing to test" }).first().waitFor({ timeout: 60_000 });
+  assert.equal(await page.locator(".markers-panel .monaco-list-row .codicon-error").count(), 0, "a VS Code agent file shows an error");
+  assert.equal(await page.locator(".markers-panel .monaco-list-row .codicon-warning").count(), 0, "a VS Code agent file shows a warning");
+  // Add examples, then run the example it wrote.
+  await page.locator(".tabs-container .tab", { hasText: "reviewer.agent.md" }).first().click();
+  await page.locator(".codelens-decoration a", { hasText: "Add examples" }).first().click({ timeout: 60_000 });
+  const run = page.locator(".codelens-decoration a", { hasText: "▶ Run example" });
+  await run.first().waitFor({ timeout: 30_000 });
+  await run.first().click();
+  // The skeleton's placeholders are not in the fake model's answer yet.
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: 'kmx example "first-example": fail' });
+  await toast.first().waitFor({ timeout: 60_000 });
+  assert.match(await toast.first().innerText(), /local preview/);
+  // Save and close every editor: the crash-loop step below needs no open
+  // agent file (the client shuts down faster than several files reopen).
+  await palette("Notifications: Clear All Notifications");
+  await palette("File: Save All Files");
+  await palette("View: Close All Editors");
+});
+
 // kmx.sidecarPath is machine-scoped, so it is read from the Machine settings.
 function setMachineSetting(key, value) {
   const settings = JSON.parse(fs.readFileSync(machineSettings, "utf8"));

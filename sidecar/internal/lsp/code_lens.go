@@ -28,10 +28,11 @@ type codeLens struct {
 
 // Lens titles, shared with the golden transcripts and the docs.
 const (
-	titleTestFile   = "▶ Test file"
-	titleRunExample = "▶ Run example"
-	titleReplay     = "Replay last run"
-	titleOpenChat   = "💬 Open chat"
+	titleTestFile    = "▶ Test file"
+	titleRunExample  = "▶ Run example"
+	titleReplay      = "Replay last run"
+	titleOpenChat    = "💬 Open chat"
+	titleAddExamples = "Add examples"
 )
 
 // codeLens returns "▶ Test file" above "## Examples" with each declared
@@ -45,7 +46,7 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 		return nil, err
 	}
 	uri := p.TextDocument.URI
-	res, _, ok := s.parsed(uri)
+	text, res, ok := s.snapshotText(uri)
 	if !ok || res.Agent == nil {
 		return []codeLens{}, nil
 	}
@@ -79,6 +80,11 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{Title: "tools: " + strings.Join(parts, ", ")}})
 		}
 	}
+	if home, ok := addExamplesHome(uri, text, res); ok {
+		lenses = append(lenses, codeLens{Range: lspRange{}, Command: &lspCommand{
+			Title: titleAddExamples, Command: CommandAddExamples, Arguments: []any{AddExamplesParams{URI: uri, Homes: []ExamplesHome{home}}},
+		}})
+	}
 	for _, ex := range a.Examples {
 		lenses = append(lenses, codeLens{Range: toLSPRange(ex.Range), Command: &lspCommand{
 			Title: titleRunExample, Command: CommandRunExample, Arguments: []any{ExampleParams{URI: uri, ExampleID: ex.ID}},
@@ -102,4 +108,19 @@ func (s *Server) parsed(uri string) (agentfile.Result, int32, bool) {
 		return *snap.result, snap.version, true
 	}
 	return s.parseDoc(snap), snap.version, true
+}
+
+// addExamplesHome is the in-file home for the "Add examples" lens, offered
+// when the file has no Examples section (the fix for KMX2001).
+func addExamplesHome(uri string, text []byte, res agentfile.Result) (ExamplesHome, bool) {
+	for _, f := range agentfile.Fixes(text, res) {
+		if f.Code == agentfile.CodeNoExamples {
+			return ExamplesHome{
+				Title:  "In this file, under ## Examples",
+				Detail: "kmx sends only the text before ## Examples; VS Code sends the whole file, examples included",
+				Edit:   toWorkspaceEdit(uri, f.Edits),
+			}, true
+		}
+	}
+	return ExamplesHome{}, false
 }

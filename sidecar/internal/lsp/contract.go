@@ -35,6 +35,28 @@ const (
 	CommandOpenChat      = "kmx.openChat"
 )
 
+// CommandAddExamples is the "Add examples" lens's command. Unlike the
+// commands above it never reaches the server: its argument (AddExamplesParams)
+// carries the edits, and the extension applies the one the user picks.
+const CommandAddExamples = "kmx.addExamples"
+
+// AddExamplesParams is the argument of CommandAddExamples: the agent file
+// and the homes its examples may go to, the recommended one first.
+type AddExamplesParams struct {
+	URI   string         `json:"uri"`
+	Homes []ExamplesHome `json:"homes"`
+}
+
+// ExamplesHome is one place "Add examples" can write a skeleton to.
+type ExamplesHome struct {
+	// Title says where, for a quick pick.
+	Title string `json:"title"`
+	// Detail says what the model receives with that home.
+	Detail string `json:"detail,omitempty"`
+	// Edit is an LSP WorkspaceEdit.
+	Edit any `json:"edit"`
+}
+
 // Custom request methods (client → server unless noted).
 const (
 	MethodRun           = "kmx/run"

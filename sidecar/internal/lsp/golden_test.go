@@ -49,6 +49,21 @@ var goldenFlows = map[string]func(r *recorder){
 		})
 		r.awaitDiagnostics(uri, 3)
 	},
+	"code_actions.txtar": func(r *recorder) {
+		r.handshake()
+		// A VS Code agent with no examples: the Add examples lens and
+		// quick fix, both carrying the skeleton edit.
+		plain := r.uri("csharp-expert.agent.md")
+		r.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": plain, "languageId": "chatagent", "version": 1, "text": r.file("csharp-expert.agent.md")}})
+		r.awaitDiagnostics(plain, 1)
+		r.call("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": plain}})
+		r.call("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": plain}, "range": rng(0, 0, 0, 0), "context": map[string]any{"diagnostics": []any{}}})
+		// Duplicate id, an example without assert and an unclosed block.
+		draft := r.uri("draft.agent.md")
+		r.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": draft, "languageId": "chatagent", "version": 1, "text": r.file("draft.agent.md")}})
+		r.awaitDiagnostics(draft, 1)
+		r.call("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": draft}, "range": rng(0, 0, 30, 0), "context": map[string]any{"diagnostics": []any{}}})
+	},
 	"lenses.txtar": func(r *recorder) {
 		r.handshake()
 		uri := r.uri("tooled.agent.md")

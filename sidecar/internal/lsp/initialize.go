@@ -71,6 +71,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 				Save:      &protocol.SaveOptions{IncludeText: false},
 			},
 			CodeLensProvider:       &protocol.CodeLensOptions{ResolveProvider: false},
+			CodeActionProvider:     &protocol.CodeActionOptions{CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix}},
 			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: commands},
 			Experimental:           map[string]any{"kmxProtocolVersion": ProtocolVersion},
 		},

@@ -162,6 +162,7 @@ func (s *Server) methods() map[string]handlerFunc {
 		"textDocument/didClose":            s.didClose,
 		"textDocument/didSave":             s.didSave,
 		"textDocument/codeLens":            s.codeLens,
+		"textDocument/codeAction":          s.codeAction,
 		"workspace/executeCommand":         s.executeCommand,
 		"workspace/didChangeConfiguration": s.didChangeConfiguration,
 		"window/workDoneProgress/cancel":   s.workDoneProgressCancel,

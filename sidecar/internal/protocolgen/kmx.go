@@ -34,6 +34,9 @@ func KMX() Spec {
 				{Name: "InspectRun", Value: lsp.CommandInspectRun, Doc: "InspectParams → InspectResult"},
 				{Name: "OpenChat", Value: lsp.CommandOpenChat, Doc: "ChatParams (uri) → ChatResult; the extension opens the chat panel"},
 			}},
+			{Name: "EditorCommands", Doc: "Commands the server puts in lenses that the extension handles alone (never sent to the server).", Entries: []Const{
+				{Name: "AddExamples", Value: lsp.CommandAddExamples, Doc: "AddExamplesParams: apply the edit of the home the user picks"},
+			}},
 			{Name: "Methods", Doc: "Custom request methods.", Entries: []Const{
 				{Name: "Examples", Value: lsp.MethodExamples},
 				{Name: "Run", Value: lsp.MethodRun},
@@ -65,7 +68,7 @@ func KMX() Spec {
 		},
 		RequestsName:       "KmxRequests",
 		ClientRequestsName: "KmxClientRequests",
-		Types:              []any{lsp.InitializationOptions{}, lsp.ConfigurationSettings{}, lsp.ProgressValue{}},
+		Types:              []any{lsp.InitializationOptions{}, lsp.ConfigurationSettings{}, lsp.ProgressValue{}, lsp.AddExamplesParams{}},
 	}
 	for _, m := range lsp.Methods() {
 		spec.Requests = append(spec.Requests, Request{Method: m.Method, Params: m.Params, Result: m.Result, Doc: m.Doc})

@@ -1,0 +1,96 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+)
+
+type codeActionParams struct {
+	TextDocument struct {
+		URI string `json:"uri"`
+	} `json:"textDocument"`
+	Range lspRange `json:"range"`
+}
+
+type textEdit struct {
+	Range   lspRange `json:"range"`
+	NewText string   `json:"newText"`
+}
+
+// workspaceEdit is an LSP WorkspaceEdit with text edits per document.
+type workspaceEdit struct {
+	Changes map[string][]textEdit `json:"changes"`
+}
+
+type codeAction struct {
+	Title       string        `json:"title"`
+	Kind        string        `json:"kind"`
+	Diagnostics []diagnostic  `json:"diagnostics,omitempty"`
+	IsPreferred bool          `json:"isPreferred,omitempty"`
+	Edit        workspaceEdit `json:"edit"`
+}
+
+const kindQuickFix = "quickfix"
+
+// codeAction offers agentfile's fixes whose range meets the requested one,
+// each with the diagnostic it resolves, as gopls does. The edits are
+// computed from the document's current text; a stale request is harmless
+// because the client drops edits for an older version.
+func (s *Server) codeAction(_ context.Context, raw json.RawMessage) (any, error) {
+	var p codeActionParams
+	if err := decode("textDocument/codeAction", raw, &p); err != nil {
+		return nil, err
+	}
+	uri := p.TextDocument.URI
+	text, res, ok := s.snapshotText(uri)
+	actions := []codeAction{}
+	if !ok {
+		return actions, nil
+	}
+	for _, f := range agentfile.Fixes(text, res) {
+		at := toLSPRange(f.Range)
+		if !linesMeet(at, p.Range) {
+			continue
+		}
+		a := codeAction{Title: f.Title, Kind: kindQuickFix, IsPreferred: f.Preferred, Edit: toWorkspaceEdit(uri, f.Edits)}
+		for _, d := range res.Diagnostics {
+			if d.Code == f.Code && d.Range == f.Range {
+				a.Diagnostics = append(a.Diagnostics, toDiagnostics([]agentfile.Diagnostic{d})...)
+			}
+		}
+		actions = append(actions, a)
+	}
+	return actions, nil
+}
+
+func toWorkspaceEdit(uri string, edits []agentfile.Edit) workspaceEdit {
+	out := make([]textEdit, 0, len(edits))
+	for _, e := range edits {
+		out = append(out, textEdit{Range: toLSPRange(e.Range), NewText: e.NewText})
+	}
+	return workspaceEdit{Changes: map[string][]textEdit{uri: out}}
+}
+
+// linesMeet reports whether two ranges share a line: a lightbulb is asked
+// for the cursor's line, and a fix belongs to every line it covers.
+func linesMeet(a, b lspRange) bool {
+	return a.Start.Line <= b.End.Line && b.Start.Line <= a.End.Line
+}
+
+// snapshotText returns an open document's text and the parse of that text.
+func (s *Server) snapshotText(uri string) ([]byte, agentfile.Result, bool) {
+	s.mu.Lock()
+	doc, ok := s.docs[uri]
+	if !ok {
+		s.mu.Unlock()
+		return nil, agentfile.Result{}, false
+	}
+	snap := *doc
+	s.mu.Unlock()
+	if snap.result != nil {
+		return snap.text, *snap.result, true
+	}
+	return snap.text, s.parseDoc(snap), true
+}
