@@ -11,7 +11,7 @@ import { runVerdictText, summaryLine } from "./results";
 import { readSettings } from "./settings";
 import type { Sidecar } from "./sidecar";
 import type { ModelStatus } from "./statusBar";
-import { errorText, type KmxTests } from "./testing";
+import { errorText, isExamplesFile, type KmxTests } from "./testing";
 
 export interface CommandDeps {
   sidecar: Sidecar;
@@ -105,7 +105,10 @@ async function addExamples(deps: CommandDeps, arg: AddExamplesParams | undefined
   }
   const edit = await deps.sidecar.asWorkspaceEdit(home.edit);
   if (!(await vscode.workspace.applyEdit(edit))) {
-    throw new Error(`the examples could not be added to ${vscode.workspace.asRelativePath(vscode.Uri.parse(arg.uri))}; the file may have changed: try again`);
+    throw new Error(`the examples could not be added for ${vscode.workspace.asRelativePath(vscode.Uri.parse(arg.uri))}; the file may have changed or the examples file may exist already: try again`);
+  }
+  if (home.open !== undefined) {
+    await vscode.window.showTextDocument(vscode.Uri.parse(home.open));
   }
 }
 
@@ -119,7 +122,7 @@ function fileArg(arg: unknown): vscode.Uri | undefined {
     return uri;
   }
   const doc = vscode.window.activeTextEditor?.document;
-  if (doc !== undefined && doc.uri.path.endsWith(".agent.md")) {
+  if (doc !== undefined && (doc.uri.path.endsWith(".agent.md") || isExamplesFile(doc.uri))) {
     return doc.uri;
   }
   void vscode.window.showErrorMessage("kmx: open an agent file (*.agent.md) first; this command works on the file in the active editor.");

@@ -124,6 +124,7 @@ export class Sidecar implements vscode.Disposable {
       documentSelector: [
         { scheme: "file", language: "chatagent" },
         { scheme: "file", pattern: "**/*.agent.md" },
+        { scheme: "file", pattern: "**/*.agent.examples.yaml" },
       ],
       outputChannel: this.log,
       initializationOptions: init,

@@ -58,14 +58,14 @@ export class KmxTests implements vscode.Disposable {
       },
       false,
     );
-    const watcher = vscode.workspace.createFileSystemWatcher("**/*.agent.md");
+    const watcher = vscode.workspace.createFileSystemWatcher("**/*.agent{.md,.examples.yaml}");
     this.disposables.push(
       c,
       this.reportEmitter,
       watcher,
       watcher.onDidCreate((u) => this.schedule(u)),
       watcher.onDidChange((u) => this.schedule(u)),
-      watcher.onDidDelete((u) => c.items.delete(u.toString())),
+      watcher.onDidDelete((u) => (isExamplesFile(u) ? this.schedule(u) : c.items.delete(u.toString()))),
       vscode.workspace.onDidOpenTextDocument((d) => this.schedule(d.uri)),
       vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document.uri)),
       sidecar.onReady(() => void this.discover()),
@@ -83,7 +83,9 @@ export class KmxTests implements vscode.Disposable {
   }
 
   // Typing changes examples; ask the server again once the typing pauses.
-  private schedule(uri: vscode.Uri): void {
+  // A sibling examples file's changes refresh its agent file's item.
+  private schedule(changed: vscode.Uri): void {
+    const uri = agentUri(changed);
     if (!this.isAgentFile(uri)) {
       return;
     }
@@ -111,7 +113,9 @@ export class KmxTests implements vscode.Disposable {
     await Promise.all(this.allFileItems().map((i) => (i.uri !== undefined ? this.refresh(i.uri) : Promise.resolve())));
   }
 
-  fileItem(uri: vscode.Uri): vscode.TestItem {
+  /** The item of an agent file; its sibling examples file's URI names the same item. */
+  fileItem(of: vscode.Uri): vscode.TestItem {
+    const uri = agentUri(of);
     const key = uri.toString();
     let item = this.controller.items.get(key);
     if (item === undefined) {
@@ -123,7 +127,8 @@ export class KmxTests implements vscode.Disposable {
   }
 
   /** Rebuilds a file's children from the server's view of its text. */
-  async refresh(uri: vscode.Uri): Promise<void> {
+  async refresh(of: vscode.Uri): Promise<void> {
+    const uri = agentUri(of);
     const item = this.fileItem(uri);
     let res;
     try {
@@ -154,7 +159,10 @@ export class KmxTests implements vscode.Disposable {
     const children: vscode.TestItem[] = [];
     for (const ex of examples) {
       const id = `${uri.toString()}${exampleSep}${ex.id}`;
-      const child = item.children.get(id) ?? this.controller.createTestItem(id, ex.id, uri);
+      // With a sibling examples file the examples (and their ranges) are in it.
+      const at = res.examplesUri !== undefined ? vscode.Uri.parse(res.examplesUri) : uri;
+      const existing = item.children.get(id);
+      const child = existing !== undefined && existing.uri?.toString() === at.toString() ? existing : this.controller.createTestItem(id, ex.id, at);
       child.range = toRange(ex.range);
       child.description = (ex.assertions ?? []).map((a) => a.type).join(", ");
       children.push(child);
@@ -162,7 +170,8 @@ export class KmxTests implements vscode.Disposable {
     item.children.replace(children);
   }
 
-  exampleItem(uri: vscode.Uri, exampleId: string): vscode.TestItem | undefined {
+  exampleItem(of: vscode.Uri, exampleId: string): vscode.TestItem | undefined {
+    const uri = agentUri(of);
     return this.fileItem(uri).children.get(`${uri.toString()}${exampleSep}${exampleId}`);
   }
 
@@ -321,4 +330,16 @@ function applyOutcome(run: vscode.TestRun, item: vscode.TestItem, o: Outcome): v
       run.errored(item, messages, o.durationMs);
       break;
   }
+}
+
+const examplesSuffix = ".agent.examples.yaml";
+
+/** Whether uri is a sibling examples file (NAME.agent.examples.yaml). */
+export function isExamplesFile(uri: vscode.Uri): boolean {
+  return uri.path.endsWith(examplesSuffix) && !uri.path.endsWith(`/${examplesSuffix}`);
+}
+
+/** The agent file a URI belongs to: itself, or NAME.agent.md for its examples file. */
+export function agentUri(uri: vscode.Uri): vscode.Uri {
+  return isExamplesFile(uri) ? uri.with({ path: uri.path.slice(0, -examplesSuffix.length) + ".agent.md" }) : uri;
 }

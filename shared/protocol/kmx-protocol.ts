@@ -116,6 +116,7 @@ export interface ExamplesResult {
   agentId?: string;
   agentName?: string;
   revision?: string;
+  examplesUri?: string;
   examplesHeading?: Range;
   examples: ExampleInfo[] | null;
   tools: ToolSettings;
@@ -204,6 +205,7 @@ export interface AgentRef {
   id?: string;
   name?: string;
   path: string;
+  examplesPath?: string;
   revision?: string;
   settingsRevision?: string;
 }
@@ -292,6 +294,7 @@ export interface RefusalReport {
 
 /** Go: agentfile.Diagnostic */
 export interface Diagnostic {
+  file?: string;
   range: Range;
   severity: Severity;
   code: string;
@@ -689,4 +692,5 @@ export interface ExamplesHome {
   title: string;
   detail?: string;
   edit: unknown;
+  open?: string;
 }

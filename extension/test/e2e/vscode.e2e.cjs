@@ -269,7 +269,7 @@ async function openFile(name) {
   await page.locator(".tabs-container .tab.active", { hasText: name }).first().waitFor({ timeout: 10_000 });
 }
 
-step("a VS Code agent with no examples: VS Code's language, no error, Add examples, run it", 150_000, async () => {
+step("a VS Code agent with no examples: VS Code's language, no error, examples added beside it, run from there", 180_000, async () => {
   await openFile("reviewer.agent.md");
   // The file's language mode is VS Code's own for agent files (chatagent),
   // not one the extension defines: the language picker lists it as such.
@@ -286,9 +286,12 @@ step("a VS Code agent with no examples: VS Code's language, no error, Add exampl
   await page.locator(".markers-panel .monaco-list-row", { hasText: "nothing to test" }).first().waitFor({ timeout: 60_000 });
   assert.equal(await page.locator(".markers-panel .monaco-list-row .codicon-error").count(), 0, "a VS Code agent file shows an error");
   assert.equal(await page.locator(".markers-panel .monaco-list-row .codicon-warning").count(), 0, "a VS Code agent file shows a warning");
-  // Add examples, then run the example it wrote.
+  // Add examples, in the recommended home: a file beside the agent, which
+  // stays byte for byte what VS Code runs. It opens; run its example there.
   await page.locator(".tabs-container .tab", { hasText: "reviewer.agent.md" }).first().click();
   await page.locator(".codelens-decoration a", { hasText: "Add examples" }).first().click({ timeout: 60_000 });
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "beside this file" }).first().click({ timeout: 15_000 });
+  await page.locator(".tabs-container .tab.active", { hasText: "reviewer.agent.examples.yaml" }).first().waitFor({ timeout: 15_000 });
   const run = page.locator(".codelens-decoration a", { hasText: "▶ Run example" });
   await run.first().waitFor({ timeout: 30_000 });
   await run.first().click();
@@ -296,6 +299,17 @@ step("a VS Code agent with no examples: VS Code's language, no error, Add exampl
   const toast = page.locator(".notifications-toasts .notification-toast", { hasText: 'kmx example "first-example": fail' });
   await toast.first().waitFor({ timeout: 60_000 });
   assert.match(await toast.first().innerText(), /local preview/);
+  // The verdict is on the example in the Test Explorer, under the agent
+  // file; the agent file counts the examples beside it.
+  await palette("Testing: Focus on Test Explorer View");
+  const rows = page.locator(".test-explorer .monaco-list-row");
+  const reviewer = rows.filter({ hasText: "reviewer.agent.md" }).first();
+  if ((await rows.filter({ hasText: "first-example" }).count()) === 0) {
+    await reviewer.locator(".monaco-tl-twistie").click();
+  }
+  await rows.filter({ hasText: "first-example" }).first().locator(".codicon-testing-failed-icon").waitFor({ timeout: 30_000 });
+  await page.locator(".tabs-container .tab", { hasText: "reviewer.agent.md" }).first().click();
+  await page.locator(".codelens-decoration a", { hasText: "▶ Test file · 1 example in reviewer.agent.examples.yaml" }).first().waitFor({ timeout: 30_000 });
   // Save and close every editor: the crash-loop step below needs no open
   // agent file (the client shuts down faster than several files reopen).
   await palette("Notifications: Clear All Notifications");

@@ -57,6 +57,9 @@ type Range struct {
 // (see docs/diagnostics.md); Message tells the author what to change and
 // never echoes a credential-shaped value.
 type Diagnostic struct {
+	// File is the base name of the examples file for a diagnostic in it
+	// (see ParsePair); empty for the agent file itself.
+	File     string   `json:"file,omitempty"`
 	Range    Range    `json:"range"`
 	Severity Severity `json:"severity"`
 	Code     string   `json:"code"`
@@ -130,8 +133,13 @@ type Agent struct {
 	InstructionsRange Range
 	// ExamplesHeading is the range of the "## Examples" line, nil without one.
 	ExamplesHeading *Range
-	Examples        []Example
-	// Revision is the lower-case hex SHA-256 of the exact source bytes.
+	// ExamplesFile is the base name of the sibling examples file when the
+	// examples come from it (ParsePair); the examples' ranges are then
+	// positions in that file. Empty for the single-file form.
+	ExamplesFile string
+	Examples     []Example
+	// Revision is the lower-case hex SHA-256 of the exact source bytes;
+	// with a sibling examples file it covers both files (see ParsePair).
 	Revision string
 }
 

@@ -152,7 +152,7 @@ func TestEveryCodeIsDocumentedAndProduced(t *testing.T) {
 			t.Errorf("testdata/diagnostics/%s is missing", name)
 			continue
 		}
-		r := Parse(fileNameFor(c.Code), src)
+		r := parseTestdata(t, c.Code, src, nil)
 		found := false
 		for _, d := range r.Diagnostics {
 			if d.Code == c.Code {
@@ -184,6 +184,18 @@ func fileNameFor(code string) string {
 		return "agents/C# Expert.agent.md"
 	}
 	return code + ".agent.md"
+}
+
+// parseTestdata parses testdata/diagnostics/CODE.agent.md, with its
+// sibling CODE.agent.examples.yaml when there is one (extra is appended to
+// the sibling).
+func parseTestdata(t testing.TB, code string, src, extra []byte) Result {
+	t.Helper()
+	sib, err := os.ReadFile(repoPath(t, "testdata/diagnostics/"+code+ExamplesFileSuffix))
+	if err != nil {
+		return Parse(fileNameFor(code), src)
+	}
+	return ParsePair(fileNameFor(code), src, code+ExamplesFileSuffix, append(sib, extra...))
 }
 
 func checkGolden(t *testing.T, code string, r Result) {
@@ -247,7 +259,7 @@ func TestInvalidFilesStayInvalidWhenTextIsAppended(t *testing.T) {
 		}
 		src := files[c.Code+".agent.md"]
 		for _, s := range suffixes {
-			r := Parse(fileNameFor(c.Code), append(append([]byte{}, src...), s...))
+			r := parseTestdata(t, c.Code, append(append([]byte{}, src...), s...), nil)
 			if r.State != Invalid || !hasCode(r, c.Code) {
 				t.Errorf("%s + %q: State %v, want invalid with %s:\n%s", c.Code, s, r.State, c.Code, FormatDiagnostics(r.Diagnostics))
 			}

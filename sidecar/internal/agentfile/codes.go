@@ -15,17 +15,18 @@ const (
 	CodeRepeatedKey        = "KMX1010"
 	CodeUnfinished         = "KMX1100"
 
-	CodeNoExamples        = "KMX2001"
-	CodeExamplesNotYAML   = "KMX2002"
-	CodeExtraBlock        = "KMX2003"
-	CodeExamplesNotList   = "KMX2004"
-	CodeExampleNotMapping = "KMX2005"
-	CodeMissingID         = "KMX2006"
-	CodeBadID             = "KMX2007"
-	CodeDuplicateID       = "KMX2008"
-	CodeMissingInput      = "KMX2009"
-	CodeInputTooLarge     = "KMX2010"
-	CodeUnknownExampleKey = "KMX2011"
+	CodeNoExamples          = "KMX2001"
+	CodeExamplesNotYAML     = "KMX2002"
+	CodeExtraBlock          = "KMX2003"
+	CodeExamplesNotList     = "KMX2004"
+	CodeExampleNotMapping   = "KMX2005"
+	CodeMissingID           = "KMX2006"
+	CodeBadID               = "KMX2007"
+	CodeDuplicateID         = "KMX2008"
+	CodeMissingInput        = "KMX2009"
+	CodeInputTooLarge       = "KMX2010"
+	CodeUnknownExampleKey   = "KMX2011"
+	CodeExamplesInBothHomes = "KMX2012"
 
 	CodeMalformedAssertion = "KMX3001"
 	CodeUnknownAssertion   = "KMX3002"
@@ -79,6 +80,7 @@ func Codes() []CodeInfo {
 		{CodeMissingInput, SeverityError, "Example without input", "Add `input:` with the non-empty user message to send."},
 		{CodeInputTooLarge, SeverityError, "Input over 16 KiB", "Shorten the input to at most 16 KiB (16384 bytes)."},
 		{CodeUnknownExampleKey, SeverityError, "Unknown example key", "Use only id, input, assert and tools in an example; check the spelling."},
+		{CodeExamplesInBothHomes, SeverityError, "Examples in both homes", "Keep the examples in one home: move the agent file's Examples section into NAME.agent.examples.yaml, or delete that file."},
 		{CodeMalformedAssertion, SeverityError, "Malformed assertion", "Write each assertion as one `type: operand` entry, such as `- contains: TEXT`."},
 		{CodeUnknownAssertion, SeverityError, "Unknown assertion type", "Use contains, notContains, regex, llmJudge, toolCalled or toolNotCalled."},
 		{CodeBadRegex, SeverityError, "Invalid regex", "Fix the pattern so that Go's RE2 syntax accepts it (no backreferences or lookaround)."},

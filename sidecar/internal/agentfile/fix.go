@@ -51,16 +51,25 @@ func ExamplesSkeleton() string { return skeletonComment + skeletonExample }
 
 // Fixes returns the fixes for one parse of src (the Result Parse returned
 // for these bytes).
-func Fixes(src []byte, res Result) []Fix {
+func Fixes(src []byte, res Result) []Fix { return FixesIn("", src, res) }
+
+// FixesIn returns the fixes in one file of a parse: file is "" for the
+// agent file, or the examples file's base name (Diagnostic.File) with src
+// that file's text.
+func FixesIn(file string, src []byte, res Result) []Fix {
 	s := newSource(string(src))
+	examplesHere := res.Agent != nil && res.Agent.ExamplesFile == file
 	var out []Fix
 	ids := map[string]bool{}
-	if res.Agent != nil {
+	if examplesHere {
 		for _, ex := range res.Agent.Examples {
 			ids[ex.ID] = true
 		}
 	}
 	for _, d := range res.Diagnostics {
+		if d.File != file {
+			continue
+		}
 		switch d.Code {
 		case CodeNoExamples:
 			out = append(out, Fix{Title: "Add an Examples section to this file", Code: d.Code, Range: d.Range, Preferred: true,
@@ -72,11 +81,14 @@ func Fixes(src []byte, res Result) []Fix {
 			}
 			fresh := freshID(id, ids)
 			ids[fresh] = true
-			out = append(out, Fix{Title: "Rename this example to "+quote(fresh), Code: d.Code, Range: d.Range, Preferred: true,
+			out = append(out, Fix{Title: "Rename this example to " + quote(fresh), Code: d.Code, Range: d.Range, Preferred: true,
 				Edits: []Edit{{Range: d.Range, NewText: "id: " + fresh}}})
 		}
 	}
 	for _, u := range res.Unfinished {
+		if u.File != file {
+			continue
+		}
 		switch u.Kind {
 		case UnfinishedBlock:
 			fence := fenceOf(s.text[u.Range.Start.Offset:])
@@ -90,7 +102,7 @@ func Fixes(src []byte, res Result) []Fix {
 				Edits: []Edit{appendEdit(s, "---\n")}})
 		}
 	}
-	if res.Agent != nil {
+	if examplesHere {
 		for _, ex := range res.Agent.Examples {
 			if f, ok := addAssertFix(s, ex); ok {
 				out = append(out, f)

@@ -96,3 +96,23 @@ func TestNoFixesForAFinishedFile(t *testing.T) {
 		}
 	}
 }
+
+func TestFixesInTheExamplesFile(t *testing.T) {
+	a, _ := readPair(t)
+	e := "- id: a\n  input: x\n- id: a\n  input: y\n  assert: [contains: y]\n- id: b\n  input: z\n  assert: [contains: z]\n"
+	r := parsePair(a, []byte(e))
+	if len(FixesIn("", a, r)) != 0 {
+		t.Errorf("the agent file is offered fixes that belong to the examples file: %+v", FixesIn("", a, r))
+	}
+	var titles []string
+	for _, f := range FixesIn("reviewer"+ExamplesFileSuffix, []byte(e), r) {
+		titles = append(titles, f.Title)
+		after := apply(e, f)
+		if f.Code == CodeDuplicateID && parsePair(a, []byte(after)).State != Valid {
+			t.Errorf("renaming the duplicate does not make the pair valid:\n%s", after)
+		}
+	}
+	if strings.Join(titles, "|") != "Rename this example to `a-2`|Add an assertion to `a`" {
+		t.Errorf("fixes = %q", titles)
+	}
+}

@@ -25,6 +25,8 @@ const (
 // deferred until it is complete; constructs complete before it are checked
 // as usual.
 type UnfinishedConstruct struct {
+	// File is the examples file's base name for a construct in it.
+	File  string `json:"file,omitempty"`
 	Kind  string `json:"kind"`
 	Range Range  `json:"range"`
 }
@@ -39,11 +41,17 @@ const examplesHeading = "## Examples"
 
 // parser holds the state of one Parse call; it is never shared.
 type parser struct {
-	name       string
-	src        *source
-	agent      *Agent
-	diags      []Diagnostic
-	unfinished []UnfinishedConstruct
+	name string
+	// sibling is set when the examples live in NAME.agent.examples.yaml:
+	// the instructions are then the whole body, and an Examples section
+	// in the agent file is refused (KMX2012).
+	sibling bool
+	// examplesName is the sibling examples file's base name.
+	examplesName string
+	src          *source
+	agent        *Agent
+	diags        []Diagnostic
+	unfinished   []UnfinishedConstruct
 	// credentials are the raw-text credential findings, so that a decoded
 	// YAML value covering the same bytes is not reported twice.
 	credentials []secrets.Finding
@@ -262,6 +270,16 @@ func (p *parser) body(start int) {
 			break
 		}
 		off = l.next
+	}
+	if p.sibling {
+		// Byte for byte what VS Code sends: the whole body.
+		p.agent.Instructions = t[start:]
+		p.agent.InstructionsRange = p.src.rng(start, len(t))
+		if heading >= 0 {
+			p.errorf(p.src.rng(headingLine.start, headingLine.end), CodeExamplesInBothHomes,
+				"the examples live in "+quote(p.siblingName())+", so this file's whole body is the agent's instructions: move these examples into that file and remove this section, or delete that file to keep them here")
+		}
+		return
 	}
 	end := len(t)
 	if heading >= 0 {

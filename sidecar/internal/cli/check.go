@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
 const checkUsage = "kmx check FILE... [--json]"
@@ -35,16 +36,22 @@ func runCheck(_ context.Context, env Env, args []string) error {
 	}
 	// Read every file first: an unreadable one is a usage error, and no
 	// partial report is printed.
-	sources := make([][]byte, len(paths))
+	// Either file of an agent pair may be named; the other is read too.
+	results := make([]agentfile.Result, len(paths))
+	agentPaths := make([]string, len(paths))
 	for i, p := range paths {
-		if sources[i], err = readAgentFile("check", p); err != nil {
+		src, err := readAgentFile("check", p)
+		if err != nil {
 			return err
+		}
+		if results[i], agentPaths[i], err = agentfile.ParseFile(p, src, localpreview.ReadPairFile); err != nil {
+			return usagef("check the path; kmx reads *.agent.md files and their *.agent.examples.yaml siblings", "kmx check: %v", err)
 		}
 	}
 	var files []checkedFile
 	errorsFound, unfinished := 0, 0
 	for i, p := range paths {
-		res := agentfile.Parse(p, sources[i])
+		res := results[i]
 		f := checkedFile{Path: p, State: res.State.String(), Diagnostics: res.Diagnostics}
 		if f.Diagnostics == nil {
 			f.Diagnostics = []agentfile.Diagnostic{}
@@ -57,7 +64,7 @@ func runCheck(_ context.Context, env Env, args []string) error {
 				errorsFound++
 			}
 			if !asJSON {
-				fmt.Fprintf(env.Stdout, "%s:%d:%d: %s %s %s\n", p, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message)
+				fmt.Fprintf(env.Stdout, "%s:%d:%d: %s %s %s\n", d.In(agentPaths[i]), d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message)
 			}
 		}
 		// An unfinished file is Information in the editor (it is being

@@ -73,7 +73,7 @@ func printRefusalDiagnostics(w io.Writer, rep *localpreview.Report, r *localprev
 		path = rep.Agent.Path
 	}
 	for _, d := range r.Diagnostics {
-		fmt.Fprintf(w, "%s:%d:%d: %s %s %s\n", path, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message)
+		fmt.Fprintf(w, "%s:%d:%d: %s %s %s\n", d.In(path), d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message)
 	}
 }
 

@@ -136,7 +136,10 @@ func runJournalList(env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		res := agentfile.Parse(file, src)
+		res, _, err := agentfile.ParseFile(file, src, localpreview.ReadPairFile)
+		if err != nil {
+			return usagef("pass a *.agent.md file", "kmx journal list: %v", err)
+		}
 		if res.Agent == nil || res.Agent.ID == "" {
 			return usagef("pass a *.agent.md file", "kmx journal list: cannot tell which agent %s is", file)
 		}

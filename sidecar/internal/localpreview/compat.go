@@ -92,7 +92,7 @@ func withholdCredentialEcho(rep *Report, rt *routes) {
 		}
 		return false
 	}
-	for _, p := range []*string{&rep.Agent.Path, &rep.Agent.ID, &rep.Agent.Name, &rep.Agent.Revision} {
+	for _, p := range []*string{&rep.Agent.Path, &rep.Agent.ExamplesPath, &rep.Agent.ID, &rep.Agent.Name, &rep.Agent.Revision} {
 		if holds(*p) {
 			*p = withheld
 		}

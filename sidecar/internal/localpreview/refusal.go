@@ -40,7 +40,11 @@ func fileRefusal(path string, res agentfile.Result) *Refusal {
 	first := ""
 	if len(blocking) > 0 {
 		d := blocking[0]
-		first = fmt.Sprintf(": %d:%d %s %s", d.Range.Start.Line+1, d.Range.Start.Character+1, d.Code, d.Message)
+		where := ""
+		if d.File != "" {
+			where = d.File + ":"
+		}
+		first = fmt.Sprintf(": %s%d:%d %s %s", where, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Code, d.Message)
 	}
 	if res.State == agentfile.Unfinished {
 		return &Refusal{

@@ -53,9 +53,12 @@ type Report struct {
 type AgentRef struct {
 	ID string `json:"id,omitempty"`
 	// Name is the header's display name, absent when it has none.
-	Name     string `json:"name,omitempty"`
-	Path     string `json:"path"`
-	Revision string `json:"revision,omitempty"`
+	Name string `json:"name,omitempty"`
+	Path string `json:"path"`
+	// ExamplesPath is the sibling examples file when the examples live
+	// there: the examples' ranges are positions in it.
+	ExamplesPath string `json:"examplesPath,omitempty"`
+	Revision     string `json:"revision,omitempty"`
 	// SettingsRevision digests the tool settings the run froze: a result
 	// is out of date when kmx.yaml changes, even if Revision does not.
 	SettingsRevision string `json:"settingsRevision,omitempty"`

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -92,8 +95,15 @@ type Options struct {
 
 // Request names the file and what to run.
 type Request struct {
+	// Path is the agent file or its sibling examples file; Source is that
+	// file's text. The runner resolves the other file of a pair through
+	// Read (see agentfile.ParseFile); the report and retained failures are
+	// filed under the agent file.
 	Path   string
 	Source []byte
+	// Read returns the text of the other file of a pair (an open editor
+	// buffer, or the file on disk); nil reads the disk.
+	Read func(path string) ([]byte, error)
 	// Examples selects example IDs; empty selects all.
 	Examples []string
 	// Input is ad-hoc input for Run. Alone it replaces the example
@@ -166,11 +176,19 @@ type Plan struct {
 // prepare parses and checks everything that can be refused, before any
 // journal exists or any request is sent.
 func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan, error) {
-	res := agentfile.Parse(req.Path, req.Source)
+	res, agentPath, err := agentfile.ParseFile(req.Path, req.Source, req.reader())
+	if err != nil {
+		return nil, refuse("open the agent file itself, or put it beside its examples file", "%v", err)
+	}
+	req.Path = agentPath
+	rep.Agent.Path = agentPath
 	if res.Agent != nil {
 		rep.Agent.ID = res.Agent.ID
 		rep.Agent.Name = res.Agent.Name
 		rep.Agent.Revision = res.Agent.Revision
+		if res.Agent.ExamplesFile != "" {
+			rep.Agent.ExamplesPath = agentfile.SiblingExamplesPath(agentPath)
+		}
 	}
 	plan := &Plan{Agent: res.Agent}
 	plan.subject, plan.subjectErr = failures.Subject(req.Path)
@@ -435,3 +453,31 @@ type judgeSampler struct {
 }
 
 var _ judge.Sampler = (*judgeSampler)(nil)
+
+// maxPairFile bounds the other file of a pair read from disk.
+const maxPairFile = 8 << 20
+
+func (req Request) reader() func(string) ([]byte, error) {
+	if req.Read != nil {
+		return req.Read
+	}
+	return ReadPairFile
+}
+
+// ReadPairFile reads the other file of an agent pair from disk, at most
+// 8 MiB.
+func ReadPairFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPairFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxPairFile {
+		return nil, fmt.Errorf("%s is larger than 8 MiB", filepath.Base(path))
+	}
+	return b, nil
+}

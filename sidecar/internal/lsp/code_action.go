@@ -25,11 +25,11 @@ type workspaceEdit struct {
 }
 
 type codeAction struct {
-	Title       string        `json:"title"`
-	Kind        string        `json:"kind"`
-	Diagnostics []diagnostic  `json:"diagnostics,omitempty"`
-	IsPreferred bool          `json:"isPreferred,omitempty"`
-	Edit        workspaceEdit `json:"edit"`
+	Title       string       `json:"title"`
+	Kind        string       `json:"kind"`
+	Diagnostics []diagnostic `json:"diagnostics,omitempty"`
+	IsPreferred bool         `json:"isPreferred,omitempty"`
+	Edit        any          `json:"edit"`
 }
 
 const kindQuickFix = "quickfix"
@@ -49,17 +49,24 @@ func (s *Server) codeAction(_ context.Context, raw json.RawMessage) (any, error)
 	if !ok {
 		return actions, nil
 	}
-	for _, f := range agentfile.Fixes(text, res) {
+	for _, f := range agentfile.FixesIn(fileIn(uri), text, res) {
 		at := toLSPRange(f.Range)
 		if !linesMeet(at, p.Range) {
 			continue
 		}
-		a := codeAction{Title: f.Title, Kind: kindQuickFix, IsPreferred: f.Preferred, Edit: toWorkspaceEdit(uri, f.Edits)}
-		for _, d := range res.Diagnostics {
-			if d.Code == f.Code && d.Range == f.Range {
-				a.Diagnostics = append(a.Diagnostics, toDiagnostics([]agentfile.Diagnostic{d})...)
+		var edit any = toWorkspaceEdit(uri, f.Edits)
+		if f.Code == agentfile.CodeNoExamples {
+			// Offer both homes, the sibling file first (see addExamplesHomes).
+			for _, h := range s.addExamplesHomes(uri, text, res) {
+				if h.Open == "" {
+					continue
+				}
+				actions = append(actions, codeAction{Title: "Add examples in " + fileIn(h.Open), Kind: kindQuickFix, IsPreferred: true,
+					Diagnostics: matching(res, f), Edit: h.Edit})
+				f.Preferred = false
 			}
 		}
+		a := codeAction{Title: f.Title, Kind: kindQuickFix, IsPreferred: f.Preferred, Edit: edit, Diagnostics: matching(res, f)}
 		actions = append(actions, a)
 	}
 	return actions, nil
@@ -93,4 +100,14 @@ func (s *Server) snapshotText(uri string) ([]byte, agentfile.Result, bool) {
 		return snap.text, *snap.result, true
 	}
 	return snap.text, s.parseDoc(snap), true
+}
+
+// matching is the diagnostic a fix resolves, for its code action.
+func matching(res agentfile.Result, f agentfile.Fix) []diagnostic {
+	for _, d := range res.Diagnostics {
+		if f.Code != "" && d.Code == f.Code && d.Range == f.Range {
+			return toDiagnostics([]agentfile.Diagnostic{d})
+		}
+	}
+	return nil
 }

@@ -52,16 +52,32 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 	}
 	a := res.Agent
 	lenses := []codeLens{}
-	// Open chat sits on the first line: a conversation needs no examples.
-	if uriPath(uri) != "" {
+	// Open chat sits on the first line of the agent file: a conversation
+	// needs no examples.
+	if uriPath(uri) != "" && !isExamplesURI(uri) {
 		lenses = append(lenses, codeLens{Range: toLSPRange(agentfile.Range{}), Command: &lspCommand{
 			Title: titleOpenChat, Command: CommandOpenChat, Arguments: []any{ChatParams{URI: uri}},
 		}})
 	}
-	if a.ExamplesHeading != nil {
-		at := toLSPRange(*a.ExamplesHeading)
+	// Where "Test file" goes: above "## Examples", or, with a sibling
+	// examples file, on the first line of either file (the agent file
+	// says how many examples its sibling holds).
+	var testAt *lspRange
+	title := titleTestFile
+	switch {
+	case a.ExamplesFile != "" && isExamplesURI(uri):
+		testAt = &lspRange{}
+	case a.ExamplesFile != "":
+		testAt = &lspRange{}
+		title = fmt.Sprintf("%s · %s in %s", titleTestFile, plural(len(a.Examples), "example"), a.ExamplesFile)
+	case a.ExamplesHeading != nil:
+		r := toLSPRange(*a.ExamplesHeading)
+		testAt = &r
+	}
+	if testAt != nil {
+		at := *testAt
 		lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{
-			Title: titleTestFile, Command: CommandTestFile, Arguments: []any{TestParams{URI: uri}},
+			Title: title, Command: CommandTestFile, Arguments: []any{TestParams{URI: uri}},
 		}})
 		ts := readToolSettings(uriPath(uri), a.Tools)
 		if ts.Error != "" {
@@ -80,10 +96,13 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{Title: "tools: " + strings.Join(parts, ", ")}})
 		}
 	}
-	if home, ok := addExamplesHome(uri, text, res); ok {
+	if homes := s.addExamplesHomes(uri, text, res); len(homes) > 0 {
 		lenses = append(lenses, codeLens{Range: lspRange{}, Command: &lspCommand{
-			Title: titleAddExamples, Command: CommandAddExamples, Arguments: []any{AddExamplesParams{URI: uri, Homes: []ExamplesHome{home}}},
+			Title: titleAddExamples, Command: CommandAddExamples, Arguments: []any{AddExamplesParams{URI: uri, Homes: homes}},
 		}})
+	}
+	if fileIn(uri) != a.ExamplesFile {
+		return lenses, nil // the examples and their lenses are in the other file
 	}
 	for _, ex := range a.Examples {
 		lenses = append(lenses, codeLens{Range: toLSPRange(ex.Range), Command: &lspCommand{
@@ -108,19 +127,4 @@ func (s *Server) parsed(uri string) (agentfile.Result, int32, bool) {
 		return *snap.result, snap.version, true
 	}
 	return s.parseDoc(snap), snap.version, true
-}
-
-// addExamplesHome is the in-file home for the "Add examples" lens, offered
-// when the file has no Examples section (the fix for KMX2001).
-func addExamplesHome(uri string, text []byte, res agentfile.Result) (ExamplesHome, bool) {
-	for _, f := range agentfile.Fixes(text, res) {
-		if f.Code == agentfile.CodeNoExamples {
-			return ExamplesHome{
-				Title:  "In this file, under ## Examples",
-				Detail: "kmx sends only the text before ## Examples; VS Code sends the whole file, examples included",
-				Edit:   toWorkspaceEdit(uri, f.Edits),
-			}, true
-		}
-	}
-	return ExamplesHome{}, false
 }

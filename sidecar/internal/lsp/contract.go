@@ -55,6 +55,8 @@ type ExamplesHome struct {
 	Detail string `json:"detail,omitempty"`
 	// Edit is an LSP WorkspaceEdit.
 	Edit any `json:"edit"`
+	// Open is a file the edit creates, to show once it is applied.
+	Open string `json:"open,omitempty"`
 }
 
 // Custom request methods (client → server unless noted).
@@ -142,6 +144,10 @@ type ExamplesResult struct {
 	// AgentName is the display name: the header's `name`, else the ID.
 	AgentName string `json:"agentName,omitempty"`
 	Revision  string `json:"revision,omitempty"`
+	// ExamplesURI is the sibling examples file when the examples live
+	// there: their ranges are positions in it. Absent for the single-file
+	// form, whose ranges are in URI.
+	ExamplesURI string `json:"examplesUri,omitempty"`
 	// ExamplesHeading is the "## Examples" line, absent without one.
 	ExamplesHeading *agentfile.Range `json:"examplesHeading,omitempty"`
 	Examples        []ExampleInfo    `json:"examples"`

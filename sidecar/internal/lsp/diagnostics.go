@@ -85,6 +85,9 @@ func (s *Server) safeParse(snap document) (res agentfile.Result) {
 // only the examples a change touched and returns what agentfile.Parse
 // would; Options.Parse, when a test sets it, replaces both.
 func (s *Server) parseDoc(snap document) agentfile.Result {
+	if res, ok := s.parsePair(snap); ok {
+		return res
+	}
 	if s.opts.Parse == nil && snap.parser != nil {
 		return snap.parser.Parse(uriPath(snap.uri), snap.text)
 	}
@@ -109,9 +112,9 @@ func (s *Server) publish(ctx context.Context, snap document, res agentfile.Resul
 		return
 	}
 	v := snap.version
-	diags := toDiagnostics(res.Diagnostics)
+	diags := toDiagnostics(inFile(snap.uri, res.Diagnostics))
 	onYAML, onAgent, publishYAML := settingsDiagnostics(uriPath(snap.uri), res.Agent)
-	if onAgent != nil {
+	if onAgent != nil && !isExamplesURI(snap.uri) {
 		diags = append(diags, *onAgent)
 	}
 	s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{

@@ -50,5 +50,6 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) (any, error
 	doc.result = nil
 	s.mu.Unlock()
 	s.diagnose(ctx, uri)
+	s.diagnosePartner(ctx, uri)
 	return nil, nil
 }

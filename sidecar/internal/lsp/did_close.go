@@ -19,11 +19,13 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) (any, error)
 		return nil, nil
 	}
 	s.publishMu.Lock()
-	defer s.publishMu.Unlock()
 	s.mu.Lock()
 	delete(s.docs, p.TextDocument.URI)
 	s.mu.Unlock()
 	s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{URI: p.TextDocument.URI, Diagnostics: []diagnostic{}})
+	s.publishMu.Unlock()
+	// The partner now reads this file from disk.
+	s.diagnosePartner(ctx, p.TextDocument.URI)
 	return nil, nil
 }
 

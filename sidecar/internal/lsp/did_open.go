@@ -29,5 +29,6 @@ func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) (any, error) 
 	s.docs[td.URI] = doc
 	s.mu.Unlock()
 	s.diagnose(ctx, td.URI)
+	s.diagnosePartner(ctx, td.URI)
 	return nil, nil
 }

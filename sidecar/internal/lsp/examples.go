@@ -27,7 +27,7 @@ func (s *Server) examples(_ context.Context, raw json.RawMessage) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		res, version = s.parse(src.path, src.text), src.version
+		res, version = s.parseDoc(document{uri: p.URI, text: src.text}), src.version
 	}
 	out := &ExamplesResult{
 		ProtocolVersion: ProtocolVersion,
@@ -43,6 +43,12 @@ func (s *Server) examples(_ context.Context, raw json.RawMessage) (any, error) {
 	}
 	out.AgentID, out.AgentName, out.Revision, out.ExamplesHeading = a.ID, a.DisplayName(), a.Revision, a.ExamplesHeading
 	out.Tools = readToolSettings(uriPath(p.URI), a.Tools)
+	if a.ExamplesFile != "" {
+		out.ExamplesURI = p.URI
+		if !isExamplesURI(p.URI) {
+			out.ExamplesURI = partnerURI(p.URI)
+		}
+	}
 	for _, ex := range a.Examples {
 		info := ExampleInfo{ID: ex.ID, Range: ex.Range, FullRange: ex.FullRange, Assertions: []AssertionSummary{}}
 		for _, as := range ex.Assertions {

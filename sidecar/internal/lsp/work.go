@@ -118,6 +118,7 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 	}
 	req.Path = src.path
 	req.Source = src.text
+	req.Read = s.readText
 	rep, err := fn(ctx, opts, req)
 	switch _, refused := localpreview.AsRefusal(err); {
 	case ctx.Err() != nil:

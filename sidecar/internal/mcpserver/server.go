@@ -163,7 +163,7 @@ func engineRefusal(rep *localpreview.Report, err error) *refusal {
 		path = rep.Agent.Path
 	}
 	for _, d := range r.Diagnostics {
-		out.lines = append(out.lines, fmt.Sprintf("%s:%d:%d: %s %s %s", path, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message))
+		out.lines = append(out.lines, fmt.Sprintf("%s:%d:%d: %s %s %s", d.In(path), d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message))
 	}
 	return out
 }

@@ -1,0 +1,178 @@
+package agentfile
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+)
+
+func readPair(t *testing.T) (agent, examples []byte) {
+	t.Helper()
+	a, err := os.ReadFile(repoPath(t, "testdata/pair/reviewer.agent.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := os.ReadFile(repoPath(t, "testdata/pair/reviewer"+ExamplesFileSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, e
+}
+
+func parsePair(a, e []byte) Result {
+	return ParsePair("pair/reviewer.agent.md", a, "pair/reviewer"+ExamplesFileSuffix, e)
+}
+
+func TestPairIsValidAndSendsTheWholeBody(t *testing.T) {
+	a, e := readPair(t)
+	r := parsePair(a, e)
+	if r.State != Valid {
+		t.Fatalf("state %v:\n%s", r.State, FormatDiagnostics(r.Diagnostics))
+	}
+	ag := r.Agent
+	if ag.ID != "reviewer" || ag.DisplayName() != "Code Reviewer" || ag.ExamplesFile != "reviewer"+ExamplesFileSuffix {
+		t.Errorf("ID %q, name %q, examples file %q", ag.ID, ag.DisplayName(), ag.ExamplesFile)
+	}
+	// The instructions are the body byte for byte: everything after the
+	// header's closing line, trailing newline and fenced block included.
+	body := a[bytes.Index(a, []byte("\n---\n"))+len("\n---\n"):]
+	if ag.Instructions != string(body) {
+		t.Errorf("instructions are not the agent body byte for byte:\n got %q\nwant %q", ag.Instructions, body)
+	}
+	if len(ag.Examples) != 2 || ag.Examples[0].ID != "short" || ag.Examples[1].Tools[0].Tool != "search/codebase" {
+		t.Fatalf("examples = %+v", ag.Examples)
+	}
+	// Ranges are positions in the examples file.
+	if got := ag.Examples[0].Range.Start.Line; got != 1 {
+		t.Errorf("first example on line %d of the examples file, want 1", got)
+	}
+	if ag.Revision != PairRevision(a, e) || ag.Revision == Parse("reviewer.agent.md", a).Agent.Revision {
+		t.Errorf("revision %s does not cover both files", ag.Revision)
+	}
+}
+
+// TestPairRevisionCoversBothFiles: a change to either file changes the
+// revision.
+func TestPairRevisionCoversBothFiles(t *testing.T) {
+	a, e := readPair(t)
+	base := parsePair(a, e).Agent.Revision
+	seen := map[string]bool{base: true}
+	for i := range a {
+		b := append([]byte{}, a...)
+		b[i] ^= 0x20
+		if rev := parsePair(b, e).Agent.Revision; rev == base {
+			t.Fatalf("flipping agent byte %d left the revision unchanged", i)
+		}
+	}
+	for i := range e {
+		b := append([]byte{}, e...)
+		b[i] ^= 0x20
+		rev := parsePair(a, b).Agent.Revision
+		if seen[rev] {
+			t.Fatalf("flipping examples byte %d gave a revision already seen", i)
+		}
+		seen[rev] = true
+	}
+	// Moving bytes from one file to the other is a different pair.
+	if PairRevision(append(append([]byte{}, a...), 'x'), e) == PairRevision(a, append([]byte{'x'}, e...)) {
+		t.Error("moving a byte between the files kept the revision")
+	}
+}
+
+// TestPrefixesOfAnExamplesFileAreNeverInvalid is property 1 for the
+// sibling file: every prefix of a valid examples file is valid or
+// unfinished.
+func TestPrefixesOfAnExamplesFileAreNeverInvalid(t *testing.T) {
+	a, e := readPair(t)
+	files := [][]byte{e, []byte("- id: a\n  input: \"quoted: x\"\n  assert: [{contains: x}, {llmJudge: {rubric: \"Says `x`\", threshold: 70}}]\n- id: b\n  input: |\n    two\n    lines\n")}
+	for _, src := range files {
+		if r := parsePair(a, src); r.State != Valid {
+			t.Fatalf("the whole file is %v:\n%s", r.State, FormatDiagnostics(r.Diagnostics))
+		}
+		for n := 0; n < len(src); n++ {
+			r := parsePair(a, src[:n])
+			if r.State == Invalid {
+				t.Fatalf("prefix of %d bytes (ending %q) is invalid:\n%s", n, tail(src[:n]), FormatDiagnostics(r.Diagnostics))
+			}
+			checkStateConsistent(t, r)
+		}
+	}
+}
+
+func TestExamplesFileRefusals(t *testing.T) {
+	a, _ := readPair(t)
+	tests := []struct {
+		name, src, code string
+		state           State
+	}{
+		{"not a list", "id: a\ninput: b\n", CodeExamplesNotList, Invalid},
+		{"unknown key in an earlier example", "- id: a\n  input: b\n  bogus: 1\n- id: c\n  input: d\n", CodeUnknownExampleKey, Invalid},
+		{"duplicate id", "- id: a\n  input: b\n- id: a\n  input: c\n- id: d\n  input: e\n", CodeDuplicateID, Invalid},
+		{"undeclared tool recording", "- id: a\n  input: b\n  tools:\n    edit/editFiles:\n      recorded: {calls: []}\n- id: c\n  input: d\n", CodeRecordingUndecl, Invalid},
+		{"credential in a comment", "# " + "gh" + "p_" + strings.Repeat("A1b2", 9) + "\n- id: a\n  input: b\n", CodeCredential, Invalid},
+		{"empty file", "", CodeUnfinished, Unfinished},
+		{"last example cut", "- id: a\n  input: b\n- id: c\n", CodeUnfinished, Unfinished},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := parsePair(a, []byte(tt.src))
+			if r.State != tt.state || !hasCode(r, tt.code) {
+				t.Fatalf("state %v, want %v with %s:\n%s", r.State, tt.state, tt.code, FormatDiagnostics(r.Diagnostics))
+			}
+			for _, d := range r.Diagnostics {
+				if d.Code == tt.code && d.File != "reviewer"+ExamplesFileSuffix {
+					t.Errorf("%s is not placed in the examples file: %+v", d.Code, d)
+				}
+			}
+		})
+	}
+	// A last example that stays wrong says what is wrong while it waits.
+	r := parsePair(a, []byte("- id: a\n  input: b\n  bogus: 1\n"))
+	if r.State != Unfinished || !strings.Contains(FormatDiagnostics(r.Diagnostics), "unknown example key `bogus`") {
+		t.Errorf("state %v:\n%s", r.State, FormatDiagnostics(r.Diagnostics))
+	}
+}
+
+func TestPairPaths(t *testing.T) {
+	if got := SiblingExamplesPath("/w/x/reviewer.agent.md"); got != "/w/x/reviewer.agent.examples.yaml" {
+		t.Errorf("SiblingExamplesPath = %q", got)
+	}
+	if got := AgentPathOf(`C:\w\reviewer.agent.examples.yaml`); got != `C:\w\reviewer.agent.md` {
+		t.Errorf("AgentPathOf = %q", got)
+	}
+	for _, p := range []string{"/w/.agent.examples.yaml", "/w/x.md", "/w/x.agent.examples.yml"} {
+		if AgentPathOf(p) != "" {
+			t.Errorf("AgentPathOf(%q) = %q, want none", p, AgentPathOf(p))
+		}
+	}
+	if SiblingExamplesPath("/w/.agent.md") != "" || SiblingExamplesPath("/w/x.md") != "" {
+		t.Error("SiblingExamplesPath accepted a non-agent file")
+	}
+}
+
+func TestParseFileResolvesThePairFromEitherFile(t *testing.T) {
+	a, e := readPair(t)
+	files := map[string][]byte{"/w/reviewer.agent.md": a, "/w/reviewer" + ExamplesFileSuffix: e, "/w/solo.agent.md": a}
+	read := func(p string) ([]byte, error) {
+		if b, ok := files[p]; ok {
+			return b, nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	want := ParsePair("/w/reviewer.agent.md", a, "/w/reviewer"+ExamplesFileSuffix, e)
+	for _, p := range []string{"/w/reviewer.agent.md", "/w/reviewer" + ExamplesFileSuffix} {
+		r, agentPath, err := ParseFile(p, files[p], read)
+		if err != nil || agentPath != "/w/reviewer.agent.md" || r.Agent.Revision != want.Agent.Revision || len(r.Agent.Examples) != 2 {
+			t.Errorf("ParseFile(%s) = %v, %q, %v", p, r.State, agentPath, err)
+		}
+	}
+	r, _, err := ParseFile("/w/solo.agent.md", a, read)
+	if err != nil || r.Agent.ExamplesFile != "" || !hasCode(r, CodeNoExamples) {
+		t.Errorf("a file without a sibling is not read alone: %v %v", err, r.Agent.ExamplesFile)
+	}
+	if _, _, err := ParseFile("/w/orphan"+ExamplesFileSuffix, e, read); err == nil || !strings.Contains(err.Error(), "orphan.agent.md, which does not exist") {
+		t.Errorf("an examples file without its agent: %v", err)
+	}
+}

@@ -1,0 +1,167 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+// An agent's examples may live in NAME.agent.examples.yaml beside
+// NAME.agent.md (agentfile.ParsePair). Either file may be open; each shows
+// the diagnostics that are in it, lenses and code actions work in both,
+// and a change to one re-checks the other when it is open. The file that
+// is not open is read from disk.
+
+// partnerURI returns the other file of a pair for an agent or examples
+// file URI ("" for any other URI). The suffixes contain no character a
+// file URI escapes, so the URI string converts directly.
+func partnerURI(uri string) string {
+	if a := agentfile.AgentPathOf(uri); a != "" {
+		return a
+	}
+	return agentfile.SiblingExamplesPath(uri)
+}
+
+// isExamplesURI reports whether uri names a sibling examples file.
+func isExamplesURI(uri string) bool { return agentfile.IsExamplesFile(uri) }
+
+// fileIn is the Diagnostic.File value of the diagnostics that belong in
+// the document uri: "" for the agent file, the base name for an examples
+// file.
+func fileIn(uri string) string {
+	if !isExamplesURI(uri) {
+		return ""
+	}
+	return uri[strings.LastIndex(uri, "/")+1:]
+}
+
+// readText reads the other file of a pair: the open buffer when the
+// editor has it, else the file on disk (at most 8 MiB). It is the Read of
+// every localpreview.Request the server makes, so a run sees exactly the
+// text the editor shows.
+func (s *Server) readText(path string) ([]byte, error) {
+	s.mu.Lock()
+	for uri, doc := range s.docs {
+		if uriPath(uri) == path {
+			text := append([]byte(nil), doc.text...)
+			s.mu.Unlock()
+			return text, nil
+		}
+	}
+	s.mu.Unlock()
+	return localpreview.ReadPairFile(path)
+}
+
+// parsePair parses a document that is part of a pair; ok is false when
+// it is an agent file without a sibling (parsed on its own, with its
+// memo). An examples file whose agent file is missing is one Error.
+func (s *Server) parsePair(snap document) (agentfile.Result, bool) {
+	path := uriPath(snap.uri)
+	if path == "" {
+		return agentfile.Result{}, false
+	}
+	if !isExamplesURI(snap.uri) {
+		sibling := agentfile.SiblingExamplesPath(path)
+		if sibling == "" || !s.exists(sibling) {
+			return agentfile.Result{}, false
+		}
+	}
+	res, _, err := agentfile.ParseFile(path, snap.text, s.readText)
+	if err != nil {
+		return agentfile.Result{State: agentfile.Invalid, Diagnostics: []agentfile.Diagnostic{{
+			File: fileIn(snap.uri), Severity: agentfile.SeverityError, Message: err.Error(),
+		}}}, true
+	}
+	return res, true
+}
+
+// exists reports whether path is open in the editor or on disk.
+func (s *Server) exists(path string) bool {
+	s.mu.Lock()
+	for uri := range s.docs {
+		if uriPath(uri) == path {
+			s.mu.Unlock()
+			return true
+		}
+	}
+	s.mu.Unlock()
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// diagnosePartner re-checks the open partner of uri: its diagnostics
+// depend on this file too.
+func (s *Server) diagnosePartner(ctx context.Context, uri string) {
+	other := partnerURI(uri)
+	if other == "" {
+		return
+	}
+	s.mu.Lock()
+	doc, ok := s.docs[other]
+	if ok {
+		doc.result = nil
+	}
+	s.mu.Unlock()
+	if ok {
+		s.diagnose(ctx, other)
+	}
+}
+
+// inFile keeps the diagnostics that are in the document uri.
+func inFile(uri string, ds []agentfile.Diagnostic) []agentfile.Diagnostic {
+	file := fileIn(uri)
+	out := make([]agentfile.Diagnostic, 0, len(ds))
+	for _, d := range ds {
+		if d.File == file {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// addExamplesHomes are the places "Add examples" offers for an agent file
+// with no examples (KMX2001): the sibling examples file first, since VS
+// Code sends an agent's whole body, so examples in it reach the model; then
+// an Examples section in the file itself.
+func (s *Server) addExamplesHomes(uri string, text []byte, res agentfile.Result) []ExamplesHome {
+	var homes []ExamplesHome
+	for _, f := range agentfile.Fixes(text, res) {
+		if f.Code != agentfile.CodeNoExamples {
+			continue
+		}
+		if sibling := agentfile.SiblingExamplesPath(uri); sibling != "" {
+			homes = append(homes, ExamplesHome{
+				Title:  "In " + fileIn(sibling) + " beside this file (recommended)",
+				Detail: "this file stays byte for byte what VS Code runs; kmx sends its whole body, as VS Code does",
+				Edit:   createFileEdit(sibling, agentfile.ExamplesSkeleton()),
+				Open:   sibling,
+			})
+		}
+		homes = append(homes, ExamplesHome{
+			Title:  "In this file, under ## Examples",
+			Detail: "kmx sends only the text before ## Examples; VS Code sends the whole file, examples included",
+			Edit:   toWorkspaceEdit(uri, f.Edits),
+		})
+	}
+	return homes
+}
+
+// createFileEdit is a WorkspaceEdit that creates uri holding text; it
+// fails, changing nothing, when the file exists.
+func createFileEdit(uri, text string) map[string]any {
+	return map[string]any{"documentChanges": []any{
+		map[string]any{"kind": "create", "uri": uri, "options": map[string]any{"overwrite": false, "ignoreIfExists": false}},
+		map[string]any{"textDocument": map[string]any{"uri": uri, "version": nil}, "edits": []textEdit{{NewText: text}}},
+	}}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
