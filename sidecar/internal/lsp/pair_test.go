@@ -45,7 +45,7 @@ func TestExamplesBesideTheAgent(t *testing.T) {
 	if d, _ := c.diagnosticsFor(from, agentURI, 1); len(d.Diagnostics) != 0 {
 		t.Fatalf("agent file diagnostics = %+v (no KMX2001: its examples are beside it)", d.Diagnostics)
 	}
-	if got := strings.Join(lensTitles(c, agentURI), "|"); got != "▶ Test file · 2 examples in reviewer.agent.examples.yaml|tools: github/*: Enabled" {
+	if got := strings.Join(lensTitles(c, agentURI), "|"); got != "💬 Open chat|▶ Test file · 2 examples in reviewer.agent.examples.yaml|tools: github/*: Enabled" {
 		t.Errorf("agent file lenses = %q", got)
 	}
 
@@ -125,10 +125,10 @@ func TestAddExamplesOffersTheSiblingFirst(t *testing.T) {
 		} `json:"command"`
 	}
 	c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": uri}}, &lenses)
-	if len(lenses) != 1 || lenses[0].Command.Command != lsp.CommandAddExamples {
+	if len(lenses) != 2 || lenses[1].Command.Command != lsp.CommandAddExamples {
 		t.Fatalf("lenses = %+v", lenses)
 	}
-	homes := lenses[0].Command.Arguments[0].Homes
+	homes := lenses[1].Command.Arguments[0].Homes
 	if len(homes) != 2 || homes[0].Open != fileURI(filepath.Join(filepath.Dir(path), "plain.agent.examples.yaml")) || !strings.HasPrefix(homes[1].Title, "In this file") {
 		t.Errorf("homes = %+v", homes)
 	}
