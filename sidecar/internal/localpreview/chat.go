@@ -26,7 +26,12 @@ type ChatPlan struct {
 // Judge settings play no part. Conversation turns are tool-free. Every
 // problem is a *Refusal that says what to change.
 func PrepareChat(ctx context.Context, opts Options, path string, src []byte, input string) (*ChatPlan, error) {
-	res := agentfile.Parse(path, src)
+	// With a sibling examples file the instructions are the whole body, as
+	// VS Code sends them (agentfile.ParsePair).
+	res, _, err := agentfile.ParseFile(path, src, ReadPairFile)
+	if err != nil {
+		return nil, refuse("open the agent file itself to chat with it", "%v", err)
+	}
 	if res.State != agentfile.Valid {
 		return nil, fileRefusal(path, res)
 	}
