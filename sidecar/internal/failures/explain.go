@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"os"
 	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 )
 
 // ExplainSchema versions the Explanation JSON (kmx test explain --json and
@@ -86,8 +89,7 @@ func Explain(stateRoot, path string, current []byte, showContent bool) (Explanat
 	}
 	exp := Explanation{Schema: ExplainSchema, Label: Label, File: path, Subject: subject, ContentShown: showContent, Records: []ExplainedRecord{}}
 	if current != nil {
-		sum := sha256.Sum256(current)
-		exp.CurrentRevision = hex.EncodeToString(sum[:])
+		exp.CurrentRevision = currentRevision(path, current)
 	}
 	recs, err := Load(stateRoot, subject)
 	var corrupt *CorruptError
@@ -145,4 +147,17 @@ func ShortRevision(rev string) string {
 		return rev
 	}
 	return rev[:12] + "…"
+}
+
+// currentRevision is the agent's revision now: the SHA-256 of its bytes,
+// or, with a sibling examples file beside it, the revision of the pair
+// (agentfile.PairRevision), as the runner records it.
+func currentRevision(path string, current []byte) string {
+	if sibling := agentfile.SiblingExamplesPath(path); sibling != "" {
+		if examples, err := os.ReadFile(sibling); err == nil {
+			return agentfile.PairRevision(current, examples)
+		}
+	}
+	sum := sha256.Sum256(current)
+	return hex.EncodeToString(sum[:])
 }

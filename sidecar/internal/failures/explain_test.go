@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 )
 
 func TestExplainCurrentOrHistorical(t *testing.T) {
@@ -190,5 +192,33 @@ func BenchmarkExplain(b *testing.B) {
 		if err != nil || len(exp.Records) != MaxRecordsPerSubject {
 			b.Fatal(len(exp.Records), err)
 		}
+	}
+}
+
+// TestExplainFollowsThePairRevision: with a sibling examples file the
+// runner records the pair's revision, so Explain compares with it, and an
+// edit of the examples file alone makes a record history.
+func TestExplainFollowsThePairRevision(t *testing.T) {
+	root := newRoot(t)
+	path, subject := agentFile(t, "agent")
+	sibling := agentfile.SiblingExamplesPath(path)
+	if err := os.WriteFile(sibling, []byte("- id: a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := record(subject, "", time.Now().UTC(), "a")
+	rec.Revision = agentfile.PairRevision([]byte("agent"), []byte("- id: a\n"))
+	if _, err := Save(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := Explain(root, path, []byte("agent"), false)
+	if err != nil || exp.Records[0].Relation != Current {
+		t.Fatalf("with both files unchanged: %v %+v", err, exp.Records)
+	}
+	if err := os.WriteFile(sibling, []byte("- id: b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exp, err = Explain(root, path, []byte("agent"), false)
+	if err != nil || exp.Records[0].Relation != Historical {
+		t.Fatalf("after editing the examples file: %v %+v", err, exp.Records)
 	}
 }
