@@ -19,7 +19,7 @@ import (
 )
 
 const (
-	journalUsage        = "kmx journal list [--json] [--file FILE] | kmx journal clear [RUN] [--json] | kmx journal inspect RUN [--json] [--show-reasoning]"
+	journalUsage        = "kmx journal list [--json] [--file FILE] | kmx journal clear [RUN] [--json] | kmx journal inspect RUN [--json] [--show-reasoning] | kmx journal diff RUN_A RUN_B [--json]"
 	journalListUsage    = "kmx journal list [--json] [--file FILE]"
 	journalClearUsage   = "kmx journal clear [RUN] [--json]"
 	journalInspectUsage = "kmx journal inspect RUN [--json] [--show-reasoning]"
@@ -73,10 +73,10 @@ type journalCleared struct {
 // never creates that folder.
 func runJournal(ctx context.Context, env Env, args []string) error {
 	if isHelp(args) {
-		return &HelpRequest{Text: "Usage: " + strings.ReplaceAll(journalUsage, " | ", "\n       ") + "\n\nRun 'kmx journal list --help' (or clear, inspect) for a subcommand's flags.\n"}
+		return &HelpRequest{Text: "Usage: " + strings.ReplaceAll(journalUsage, " | ", "\n       ") + "\n\nRun 'kmx journal list --help' (or clear, inspect, diff) for a subcommand's flags.\n"}
 	}
 	if len(args) == 0 {
-		return usagef(journalUsage, "kmx journal: name what to do: list, clear or inspect")
+		return usagef(journalUsage, "kmx journal: name what to do: list, clear, inspect or diff")
 	}
 	switch args[0] {
 	case "list":
@@ -85,8 +85,10 @@ func runJournal(ctx context.Context, env Env, args []string) error {
 		return runJournalClear(env, args[1:])
 	case "inspect":
 		return runJournalInspect(ctx, env, args[1:])
+	case "diff":
+		return runJournalDiff(ctx, env, args[1:])
 	}
-	return usagef(journalUsage, "kmx journal: unknown subcommand %q; use list, clear or inspect", args[0])
+	return usagef(journalUsage, "kmx journal: unknown subcommand %q; use list, clear, inspect or diff", args[0])
 }
 
 // journalDir returns the journal folder and whether it exists. It checks

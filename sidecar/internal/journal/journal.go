@@ -651,7 +651,8 @@ func (j *Journal) Records(ctx context.Context, sessionID string) ([]Record, erro
 }
 
 // Sessions returns the session IDs in the journal in the order they were
-// first written (placement order), after verifying the chain.
+// first written (placement order), after verifying the chain. Run-level
+// records (RunSession) are not a session and are not listed.
 func (j *Journal) Sessions(ctx context.Context) ([]string, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -661,7 +662,7 @@ func (j *Journal) Sessions(ctx context.Context) ([]string, error) {
 	if err := j.extendLocked(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := j.db.QueryContext(ctx, `SELECT session_id FROM records GROUP BY session_id ORDER BY MIN(seq)`)
+	rows, err := j.db.QueryContext(ctx, `SELECT session_id FROM records WHERE session_id != ? GROUP BY session_id ORDER BY MIN(seq)`, RunSession)
 	if err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}

@@ -176,6 +176,14 @@ func (in *Inspection) HideReasoning() {
 // Without a deadline on ctx, Inspect is bounded by DefaultInspectBound.
 // Errors are *Refusal with fixed text, or ctx's error.
 func Inspect(ctx context.Context, dir, runID string) (*Inspection, error) {
+	in, _, err := inspect(ctx, dir, runID)
+	return in, err
+}
+
+// inspect is Inspect that also returns the run's journaled result record
+// (nil when the run wrote none: a Run, an older kmx, or a run that did not
+// get that far). The record is read from the same verified chain.
+func inspect(ctx context.Context, dir, runID string) (*Inspection, *journal.RunResult, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultInspectBound)
@@ -183,7 +191,7 @@ func Inspect(ctx context.Context, dir, runID string) (*Inspection, error) {
 	}
 	j, err := openForInspect(ctx, dir, runID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer j.Close()
 	in := &Inspection{Schema: InspectSchema, Label: InspectLabel, ReasoningShown: true, Turns: []InspectedTurn{}}
@@ -199,9 +207,9 @@ func Inspect(ctx context.Context, dir, runID string) (*Inspection, error) {
 
 	recs, err := j.Records(ctx, "")
 	if err != nil {
-		return nil, readRefusal(ctx, runID, err)
+		return nil, nil, readRefusal(ctx, runID, err)
 	}
-	sess := groupSessions(recs)
+	sess, result := groupSessions(recs)
 
 	var refused atomic.Int64
 	emb, err := sessions.Start(ctx, sessions.Options{Journal: j, Resolve: func(string, route.Identity) (route.Model, error) {
@@ -209,13 +217,13 @@ func Inspect(ctx context.Context, dir, runID string) (*Inspection, error) {
 		return nil, errors.New("inspection never calls a model")
 	}})
 	if err != nil {
-		return nil, readRefusal(ctx, runID, err)
+		return nil, nil, readRefusal(ctx, runID, err)
 	}
 	defer emb.Close()
 	client := emb.Client()
 
 	if err := replayAll(ctx, client, sess); err != nil {
-		return nil, readRefusal(ctx, runID, err)
+		return nil, nil, readRefusal(ctx, runID, err)
 	}
 	agentAt := map[string]int{} // example ID -> index in in.Turns of its first agent turn
 	var orphans []*inspectedSession
@@ -262,7 +270,7 @@ func Inspect(ctx context.Context, dir, runID string) (*Inspection, error) {
 			in.Summary.Incomplete++
 		}
 	}
-	return in, nil
+	return in, result, nil
 }
 
 // replayWorkers is how many VerifyTurn calls are in flight at once. The
@@ -382,10 +390,20 @@ type verifiedTurn struct {
 	resp *sessionspb.VerifyTurnResponse
 }
 
-func groupSessions(recs []journal.Record) []*inspectedSession {
+func groupSessions(recs []journal.Record) ([]*inspectedSession, *journal.RunResult) {
 	var out []*inspectedSession
+	var result *journal.RunResult
 	byID := map[string]*inspectedSession{}
 	for _, r := range recs {
+		if r.SessionID == journal.RunSession {
+			// Run-level records are not turns. A result that does not
+			// decode is ignored: verdicts are then "not recorded".
+			var v journal.RunResult
+			if r.Kind == journal.KindRunResult && r.Version == journal.SchemaVersion && journal.Decode(r.Payload, &v) == nil {
+				result = &v
+			}
+			continue
+		}
 		s := byID[r.SessionID]
 		if s == nil {
 			s = &inspectedSession{id: r.SessionID, started: map[int]journal.TurnStarted{}, terminal: map[int]journal.TurnTerminal{},
@@ -426,7 +444,7 @@ func groupSessions(recs []journal.Record) []*inspectedSession {
 			}
 		}
 	}
-	return out
+	return out, result
 }
 
 func (s *inspectedSession) hasTurn(n int) bool {

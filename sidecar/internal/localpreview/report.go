@@ -47,6 +47,26 @@ type Report struct {
 	Retention *RetentionReport `json:"retention,omitempty"`
 	// Refusal is set when nothing ran: what is wrong and what to change.
 	Refusal *RefusalReport `json:"refusal,omitempty"`
+	// Trials is how many times each example ran, when more than once.
+	Trials int `json:"trials,omitempty"`
+	// Regrade is set on a re-grade (kmx test FILE --from RUN).
+	Regrade *RegradeReport `json:"regrade,omitempty"`
+}
+
+// RegradeReport says what a re-grade reused and what it sent.
+type RegradeReport struct {
+	SourceRun string `json:"sourceRun"`
+	// AgentCalls is the agent model calls this re-grade made: always 0.
+	AgentCalls int `json:"agentCalls"`
+	// JudgeCalls is the fresh judge samples sent; ReusedJudgeSamples the
+	// journaled ones reused.
+	JudgeCalls         int `json:"judgeCalls"`
+	ReusedJudgeSamples int `json:"reusedJudgeSamples"`
+	// Replayed is how many examples' answers replayed from the source run.
+	Replayed int `json:"replayed"`
+	// NotRegraded is how many examples were refused (changed prompt,
+	// input or model, or no verified answer in the source run).
+	NotRegraded int `json:"notRegraded"`
 }
 
 // AgentRef identifies the agent file a report is about.
@@ -111,6 +131,23 @@ type ExampleResult struct {
 	// ToolSources names each called tool's source: live, recorded or
 	// unavailable. Never arguments, results or definitions.
 	ToolSources []ToolSource `json:"toolSources,omitempty"`
+	// Trials is set when the example ran more than once (--trials N, N>1):
+	// the counts behind the verdict, which is pass only when every trial
+	// passed, fail when any failed, else unknown.
+	Trials *TrialCounts `json:"trials,omitempty"`
+	// TrialResults are the trials in order, each as a plain example result.
+	TrialResults []ExampleResult `json:"trialResults,omitempty"`
+}
+
+// TrialCounts are an example's outcomes over N trials. JudgeSplits counts
+// the trials in which an llmJudge assertion's two samples disagreed.
+type TrialCounts struct {
+	N           int  `json:"n"`
+	Pass        int  `json:"pass"`
+	Fail        int  `json:"fail"`
+	Unknown     int  `json:"unknown"`
+	JudgeSplits int  `json:"judgeSplits"`
+	Flaky       bool `json:"flaky"`
 }
 
 // RefusalReport is the JSON form of a refusal.

@@ -354,9 +354,16 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 		_ = j.Finish(context.WithoutCancel(ctx), journal.StatusFailed)
 		return err
 	}
-	l := &loop{opts: opts, plan: plan, exec: exec, rep: rep}
+	counter := &countingExecutor{next: exec}
+	l := &loop{opts: opts, plan: plan, exec: counter, rep: rep}
 	l.run(ctx)
 	stop()
+	if command == "test" {
+		// A result that cannot be recorded leaves the run without verdicts
+		// in its journal (kmx journal diff then says so); it does not
+		// change them.
+		_ = writeResult(ctx, j, plan, rep, journal.RunResult{AgentCalls: int(counter.agent.Load()), JudgeCalls: int(counter.judge.Load())})
+	}
 
 	status := journal.StatusFinished
 	if ctx.Err() != nil {

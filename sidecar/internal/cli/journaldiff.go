@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+const journalDiffUsage = "kmx journal diff RUN_A RUN_B [--json]"
+
+// runJournalDiff compares two retained runs, offline: both are replayed
+// with zero model calls and nothing is judged. Exit 0 when every example is
+// the same, 1 when any differs (like diff(1)), 2 when refused.
+func runJournalDiff(ctx context.Context, env Env, args []string) error {
+	flags := newFlagSet("journal diff")
+	var asJSON bool
+	flags.BoolVar(&asJSON, "json", false, "print the versioned JSON comparison (kmx.journal.diff/v1)")
+	pos, err := parseInterspersed(flags, args, journalDiffUsage)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef(journalDiffUsage, "kmx journal diff: name two runs, the older first (kmx journal list shows them)")
+	}
+	for _, run := range pos {
+		if !journal.ValidRunID(run) {
+			return usagef("run kmx journal list and pass run IDs from it", "kmx journal diff: %q is not a run ID (a journal file name without .db, like 20261130T162341.123456789Z-0a1b2c3d)", run)
+		}
+	}
+	dir, exists, err := journalDir("kmx journal diff", env)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return &RefusalError{Msg: "kmx journal diff: there are no retained runs: no run has been journaled in this state folder yet", Next: "run kmx test FILE twice first"}
+	}
+	d, err := localpreview.Diff(ctx, dir, pos[0], pos[1])
+	if err != nil {
+		if r, ok := localpreview.AsRefusal(err); ok {
+			return &RefusalError{Msg: "kmx journal diff: " + r.Msg, Next: r.Next}
+		}
+		return &RefusalError{Msg: "kmx journal diff: the replay stopped before it finished: " + err.Error(), Next: "run it again; each replay is bounded to 2 minutes"}
+	}
+	if asJSON {
+		if err := encodeJSON(env.Stdout, d); err != nil {
+			return err
+		}
+	} else {
+		printDiff(env.Stdout, d)
+	}
+	if d.LiveCalls != 0 {
+		fmt.Fprintf(env.Stderr, "kmx: the replay attempted %s; each was refused, but this is a kmx bug: please report it\n", plural(d.LiveCalls, "model call"))
+		return &FailureError{Msg: "live calls during replay"}
+	}
+	if d.Summary.Changed+d.Summary.OnlyA+d.Summary.OnlyB > 0 {
+		return &FailureError{Msg: "runs differ"}
+	}
+	return nil
+}
+
+func printDiff(w io.Writer, d *localpreview.RunDiff) {
+	fmt.Fprintf(w, "kmx journal diff (%s)\n", d.Label)
+	for _, side := range []struct {
+		name string
+		r    localpreview.DiffRun
+	}{{"A", d.A}, {"B", d.B}} {
+		r := side.r
+		fmt.Fprintf(w, "%s  %s · %s of %s · %s · revision %s", side.name, r.ID, clean(r.Command), clean(r.AgentID), r.Status, short(r.AgentRevision))
+		switch {
+		case r.SourceRun != "":
+			fmt.Fprintf(w, " · re-grade of %s", r.SourceRun)
+		case !r.Verdicts:
+			fmt.Fprint(w, " · no verdicts recorded: answers only")
+		}
+		if r.Trials > 1 {
+			fmt.Fprintf(w, " · %d trials", r.Trials)
+		}
+		fmt.Fprintln(w)
+	}
+	if d.A.AgentID != d.B.AgentID {
+		fmt.Fprintf(w, "note: the runs are of different agents (%s, %s)\n", clean(d.A.AgentID), clean(d.B.AgentID))
+	}
+	for _, ex := range d.Examples {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%-8s %s\n", strings.ToUpper(ex.Status), clean(ex.ID))
+		printDiffSide(w, "A", ex.A)
+		printDiffSide(w, "B", ex.B)
+		for _, l := range ex.Lines {
+			op := " "
+			if l.Op != "=" {
+				op = l.Op
+			}
+			fmt.Fprintf(w, "    %s %s\n", op, clean(l.Text))
+		}
+	}
+	fmt.Fprintln(w)
+	s := d.Summary
+	fmt.Fprintf(w, "%d same, %d changed, %d only in A, %d only in B · live calls: %d\n", s.Same, s.Changed, s.OnlyA, s.OnlyB, d.LiveCalls)
+}
+
+func printDiffSide(w io.Writer, name string, s *localpreview.DiffSide) {
+	if s == nil {
+		fmt.Fprintf(w, "  %s  not in this run\n", name)
+		return
+	}
+	for i, t := range s.Turns {
+		label := name
+		if len(s.Turns) > 1 {
+			label = fmt.Sprintf("%s#%d", name, i+1)
+		}
+		verdict := "verdict not recorded"
+		if t.Verdict != "" {
+			verdict = strings.ToUpper(t.Verdict)
+		}
+		dur := "duration not recorded"
+		if t.DurationMs != nil {
+			dur = fmt.Sprintf("%.1f ms", *t.DurationMs)
+		}
+		model := "no turn"
+		if t.Model.Model != "" {
+			model = fmt.Sprintf("model %s (%s)", clean(t.Model.Model), clean(t.Model.Route))
+		}
+		fmt.Fprintf(w, "  %-4s %s · %s · %s · %s\n", label, verdict, t.State, model, dur)
+	}
+}
+
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12] + "…"
+	}
+	return rev
+}

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden transcripts under testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *updateGolden {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./sidecar/internal/cli -run %s -update to create it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("transcript %s differs from the golden file.\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+var (
+	durationText = regexp.MustCompile(`\d+\.\d ms`)
+	durationJSON = regexp.MustCompile(`"durationMs": [0-9.e+-]+`)
+	createdJSON  = regexp.MustCompile(`"created": "[^"]+"`)
+	versionJSON  = regexp.MustCompile(`"kmxVersion": "[^"]+"`)
+	revision     = regexp.MustCompile(`[0-9a-f]{64}|[0-9a-f]{12}…`)
+)
+
+// normalize replaces what differs between runs of a transcript: run IDs
+// (by name), revisions, timestamps and durations.
+func normalize(s string, runs map[string]string) string {
+	for id, name := range runs {
+		s = strings.ReplaceAll(s, id, name)
+	}
+	s = durationText.ReplaceAllString(s, "D ms")
+	s = durationJSON.ReplaceAllString(s, `"durationMs": D`)
+	s = createdJSON.ReplaceAllString(s, `"created": "T"`)
+	s = versionJSON.ReplaceAllString(s, `"kmxVersion": "V"`)
+	return revision.ReplaceAllString(s, "REV")
+}
+
+// writeAgentAt writes src to name in a fresh folder and returns its path.
+func writeAgentAt(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestJournalDiffTranscripts compares runs of the demo file before and
+// after an edit of its directive and an example's ID, and a Run (which
+// records no verdicts), against golden transcripts.
+func TestJournalDiffTranscripts(t *testing.T) {
+	h := home(t)
+	src, err := os.ReadFile(demoFile("release-notes.agent.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := writeAgentAt(t, dir, "release-notes.agent.md", string(src))
+	a := testRun(t, h, file)
+	edited := strings.Replace(string(src), "Reply with exactly `Release notes:` followed by the input", "Reply with exactly `Release notes -` followed by the input", 1)
+	edited = strings.Replace(edited, "- id: hotfix", "- id: hotfix-2", 1)
+	if edited == string(src) {
+		t.Fatal("the demo file changed: the edit did not apply")
+	}
+	writeAgentAt(t, dir, "release-notes.agent.md", edited)
+	b := testRun(t, h, file)
+	r := kmx(t, h, "run", file, "--example", "weekly")
+	if r.code != ExitFailure || r.stderr != "" {
+		t.Fatalf("kmx run (the edited example fails): %+v", r)
+	}
+	runs := listRuns(t, h)
+	c := runs.Runs[0].ID
+	names := map[string]string{a: "RUN_A", b: "RUN_B", c: "RUN_C"}
+
+	d := kmx(t, h, "journal", "diff", a, b)
+	if d.code != ExitFailure || d.stderr != "" {
+		t.Fatalf("diff of differing runs: exit %d, stderr %q", d.code, d.stderr)
+	}
+	golden(t, "journal-diff.txt", normalize(d.stdout, names))
+	dj := kmx(t, h, "journal", "diff", a, b, "--json")
+	if dj.code != ExitFailure {
+		t.Fatalf("diff --json: exit %d %s", dj.code, dj.stderr)
+	}
+	golden(t, "journal-diff.json", normalize(dj.stdout, names))
+	dc := kmx(t, h, "journal", "diff", b, c)
+	golden(t, "journal-diff-run.txt", normalize(dc.stdout, names))
+
+	same := kmx(t, h, "journal", "diff", a, a)
+	if same.code != ExitOK || !strings.Contains(same.stdout, "2 same, 0 changed") || !strings.Contains(same.stdout, "live calls: 0") {
+		t.Errorf("a run against itself: exit %d\n%s", same.code, same.stdout)
+	}
+	missing := kmx(t, h, "journal", "diff", a, "20200101T000000.000000000Z-00000000")
+	if missing.code != ExitRefusal || !strings.Contains(missing.stderr, "no retained run") {
+		t.Errorf("a missing run: exit %d %q", missing.code, missing.stderr)
+	}
+	if u := kmx(t, h, "journal", "diff", a); u.code != ExitRefusal || !strings.Contains(u.stderr, "name two runs") {
+		t.Errorf("one run: exit %d %q", u.code, u.stderr)
+	}
+}

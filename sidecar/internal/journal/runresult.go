@@ -1,0 +1,48 @@
+package journal
+
+// KindRunResult is the run-level record a Test writes once, after its
+// examples and before Finish: the verdicts it reported, so that a later
+// comparison (kmx journal diff) or re-grade can show them without
+// re-judging. It lives in the reserved session RunSession, never a Sessions
+// session, and is hash-chained like every other record.
+const KindRunResult Kind = "run.result"
+
+// RunSession is the reserved session ID of run-level records. Sessions IDs
+// are "s<digits>-<hex>", so it never collides with one.
+const RunSession = "run"
+
+// RunResult is the payload of KindRunResult.
+type RunResult struct {
+	// SourceRun is set on a re-grade: the run whose journaled answers were
+	// graded.
+	SourceRun string `json:"sourceRun,omitempty"`
+	// Trials is how many times each example ran (1 for a plain Test).
+	Trials int `json:"trials"`
+	// AgentCalls counts the agent model calls this run sent (a re-grade
+	// sends none); JudgeCalls the judge samples it sent.
+	AgentCalls int `json:"agentCalls"`
+	JudgeCalls int `json:"judgeCalls"`
+	// Verdict is the file's verdict as reported.
+	Verdict  string          `json:"verdict"`
+	Examples []ResultExample `json:"examples"`
+}
+
+// ResultExample is one example's reported verdict (one per trial).
+type ResultExample struct {
+	ID         string  `json:"id"`
+	Trial      int     `json:"trial,omitempty"`
+	Verdict    string  `json:"verdict"`
+	Message    string  `json:"message,omitempty"`
+	DurationMs float64 `json:"durationMs"`
+	// Judges are the example's llmJudge assertions as they were judged,
+	// so a re-grade can tell whether a journaled sample may be reused.
+	Judges []ResultJudge `json:"judges,omitempty"`
+}
+
+// ResultJudge is one llmJudge assertion: its rubric, the judge's model
+// identity and the effective threshold.
+type ResultJudge struct {
+	Rubric    string        `json:"rubric"`
+	Model     ModelIdentity `json:"model"`
+	Threshold int           `json:"threshold"`
+}

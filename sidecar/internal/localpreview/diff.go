@@ -1,0 +1,265 @@
+package localpreview
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+)
+
+// DiffSchema versions the JSON of a RunDiff (kmx journal diff --json).
+// Fields are only ever added within v1.
+const DiffSchema = "kmx.journal.diff/v1"
+
+// DiffLabel is on every RunDiff: it compares what two journals hold.
+const DiffLabel = "local preview journal comparison; not a test result"
+
+// Example statuses of a RunDiff.
+const (
+	DiffSame    = "same"    // same answers, same verdicts (where both have one)
+	DiffChanged = "changed" // an answer, a turn state, a model or a verdict differs
+	DiffOnlyA   = "only-a"  // the example is only in run A
+	DiffOnlyB   = "only-b"  // the example is only in run B
+)
+
+// RunDiff compares two retained runs, offline: both are replayed with zero
+// model calls (LiveCalls counts any attempt, and must be 0) and nothing is
+// judged. Verdicts come from each run's journaled result record (a Test
+// writes one); a run without one is compared on its answers only.
+type RunDiff struct {
+	Schema    string        `json:"schema"`
+	Label     string        `json:"label"`
+	LiveCalls int           `json:"liveCalls"`
+	A         DiffRun       `json:"a"`
+	B         DiffRun       `json:"b"`
+	Summary   DiffSummary   `json:"summary"`
+	Examples  []ExampleDiff `json:"examples"`
+}
+
+// DiffRun is one side's run identity and what it recorded.
+type DiffRun struct {
+	InspectedRun
+	// Verdicts says whether the run recorded its verdicts; without them the
+	// comparison is of answers only.
+	Verdicts bool `json:"verdicts"`
+	// SourceRun is set when the run was a re-grade of another run.
+	SourceRun string `json:"sourceRun,omitempty"`
+	// Trials is how many times the run ran each example (0: not recorded).
+	Trials int `json:"trials,omitempty"`
+}
+
+// DiffSummary counts the examples by status.
+type DiffSummary struct {
+	Same    int `json:"same"`
+	Changed int `json:"changed"`
+	OnlyA   int `json:"onlyA"`
+	OnlyB   int `json:"onlyB"`
+}
+
+// ExampleDiff is one example present in either run.
+type ExampleDiff struct {
+	ID     string    `json:"id"`
+	Status string    `json:"status"`
+	A      *DiffSide `json:"a,omitempty"`
+	B      *DiffSide `json:"b,omitempty"`
+	// Lines is the line diff of the first answer of each side, when both
+	// have one and they differ.
+	Lines []DiffLine `json:"lines,omitempty"`
+}
+
+// DiffSide is one run's agent turns of an example (one per trial).
+type DiffSide struct {
+	Turns []DiffTurn `json:"turns"`
+}
+
+// DiffTurn is one agent turn: its model, replay state, answer (verified
+// turns only), and the verdict and duration the run recorded for it.
+type DiffTurn struct {
+	Model      journal.ModelIdentity `json:"model"`
+	State      string                `json:"state"`
+	Answer     *string               `json:"answer,omitempty"`
+	Verdict    string                `json:"verdict,omitempty"`
+	DurationMs *float64              `json:"durationMs,omitempty"`
+}
+
+// DiffLine is one line of a line diff: op is "=" (both), "-" (A only) or
+// "+" (B only).
+type DiffLine struct {
+	Op   string `json:"op"`
+	Text string `json:"text"`
+}
+
+// Diff replays runs a and b of the journal folder dir with zero model calls
+// and compares them example by example. Errors are Inspect's refusals.
+func Diff(ctx context.Context, dir, a, b string) (*RunDiff, error) {
+	ia, ra, err := inspect(ctx, dir, a)
+	if err != nil {
+		return nil, err
+	}
+	ib, rb, err := inspect(ctx, dir, b)
+	if err != nil {
+		return nil, err
+	}
+	d := &RunDiff{Schema: DiffSchema, Label: DiffLabel, LiveCalls: ia.LiveCalls + ib.LiveCalls, Examples: []ExampleDiff{}}
+	d.A, d.B = diffRun(ia, ra), diffRun(ib, rb)
+	sa, sb := sides(ia, ra), sides(ib, rb)
+	var ids []string
+	for _, t := range ia.Turns {
+		if !slices.Contains(ids, t.Example) {
+			ids = append(ids, t.Example)
+		}
+	}
+	for _, t := range ib.Turns {
+		if !slices.Contains(ids, t.Example) {
+			ids = append(ids, t.Example)
+		}
+	}
+	for _, id := range ids {
+		ed := ExampleDiff{ID: id, A: sa[id], B: sb[id]}
+		switch {
+		case ed.B == nil:
+			ed.Status = DiffOnlyA
+			d.Summary.OnlyA++
+		case ed.A == nil:
+			ed.Status = DiffOnlyB
+			d.Summary.OnlyB++
+		case sameSide(ed.A, ed.B):
+			ed.Status = DiffSame
+			d.Summary.Same++
+		default:
+			ed.Status = DiffChanged
+			d.Summary.Changed++
+		}
+		if ed.A != nil && ed.B != nil {
+			xa, xb := firstAnswer(ed.A), firstAnswer(ed.B)
+			if xa != nil && xb != nil && *xa != *xb {
+				ed.Lines = LineDiff(*xa, *xb)
+			}
+		}
+		d.Examples = append(d.Examples, ed)
+	}
+	return d, nil
+}
+
+func diffRun(in *Inspection, r *journal.RunResult) DiffRun {
+	dr := DiffRun{InspectedRun: in.Run}
+	if r != nil {
+		dr.Verdicts, dr.SourceRun, dr.Trials = true, r.SourceRun, r.Trials
+	}
+	return dr
+}
+
+// sides groups a run's agent turns by example, in journal order, and
+// attaches the recorded verdicts: the k-th recorded result of an example
+// belongs to its k-th agent turn (results are recorded per trial, in
+// trial order, and each trial is one agent turn).
+func sides(in *Inspection, r *journal.RunResult) map[string]*DiffSide {
+	out := map[string]*DiffSide{}
+	for _, t := range in.Turns {
+		if t.Purpose != PurposeAgent {
+			continue
+		}
+		s := out[t.Example]
+		if s == nil {
+			s = &DiffSide{}
+			out[t.Example] = s
+		}
+		s.Turns = append(s.Turns, DiffTurn{Model: t.Model, State: t.State, Answer: t.Answer})
+	}
+	if r == nil {
+		return out
+	}
+	seen := map[string]int{}
+	for _, re := range r.Examples {
+		s := out[re.ID]
+		if s == nil {
+			// Recorded but never sent (the run stopped first): a verdict
+			// without a turn.
+			s = &DiffSide{}
+			out[re.ID] = s
+		}
+		k := seen[re.ID]
+		seen[re.ID]++
+		for len(s.Turns) <= k {
+			s.Turns = append(s.Turns, DiffTurn{State: "not sent"})
+		}
+		dur := re.DurationMs
+		s.Turns[k].Verdict, s.Turns[k].DurationMs = re.Verdict, &dur
+	}
+	return out
+}
+
+func firstAnswer(s *DiffSide) *string {
+	for _, t := range s.Turns {
+		if t.Answer != nil {
+			return t.Answer
+		}
+	}
+	return nil
+}
+
+// sameSide: the same number of turns, each with the same model, state and
+// answer, and the same verdict where both recorded one.
+func sameSide(a, b *DiffSide) bool {
+	if len(a.Turns) != len(b.Turns) {
+		return false
+	}
+	for i := range a.Turns {
+		x, y := a.Turns[i], b.Turns[i]
+		if x.Model != y.Model || x.State != y.State || (x.Answer == nil) != (y.Answer == nil) {
+			return false
+		}
+		if x.Answer != nil && *x.Answer != *y.Answer {
+			return false
+		}
+		if x.Verdict != "" && y.Verdict != "" && x.Verdict != y.Verdict {
+			return false
+		}
+	}
+	return true
+}
+
+// LineDiff is the shortest line diff of a and b (longest common
+// subsequence of lines), in order. Answers are small; this is quadratic in
+// their line counts.
+func LineDiff(a, b string) []DiffLine {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	n, m := len(la), len(lb)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for k := m - 1; k >= 0; k-- {
+			if la[i] == lb[k] {
+				lcs[i][k] = lcs[i+1][k+1] + 1
+			} else {
+				lcs[i][k] = max(lcs[i+1][k], lcs[i][k+1])
+			}
+		}
+	}
+	var out []DiffLine
+	i, k := 0, 0
+	for i < n && k < m {
+		switch {
+		case la[i] == lb[k]:
+			out = append(out, DiffLine{"=", la[i]})
+			i++
+			k++
+		case lcs[i+1][k] >= lcs[i][k+1]:
+			out = append(out, DiffLine{"-", la[i]})
+			i++
+		default:
+			out = append(out, DiffLine{"+", lb[k]})
+			k++
+		}
+	}
+	for ; i < n; i++ {
+		out = append(out, DiffLine{"-", la[i]})
+	}
+	for ; k < m; k++ {
+		out = append(out, DiffLine{"+", lb[k]})
+	}
+	return out
+}
