@@ -198,6 +198,8 @@ export interface Report {
   examples: ExampleResult[] | null;
   retention?: RetentionReport;
   refusal?: RefusalReport;
+  trials?: number;
+  regrade?: RegradeReport;
 }
 
 /** Go: localpreview.AgentRef */
@@ -252,6 +254,8 @@ export interface ExampleResult {
   answer?: string;
   toolCalls?: number;
   toolSources?: ToolSource[];
+  trials?: TrialCounts;
+  trialResults?: TrialResult[];
 }
 
 /** Go: judge.AssertionResult */
@@ -279,6 +283,26 @@ export interface ToolSource {
   source: string;
 }
 
+/** Go: localpreview.TrialCounts */
+export interface TrialCounts {
+  n: number;
+  pass: number;
+  fail: number;
+  unknown: number;
+  judgeSplits: number;
+  flaky: boolean;
+}
+
+/** Go: localpreview.TrialResult */
+export interface TrialResult {
+  verdict: string;
+  message?: string;
+  journaled: boolean;
+  verified: boolean;
+  durationMs: number;
+  assertions?: AssertionResult[];
+}
+
 /** Go: localpreview.RetentionReport */
 export interface RetentionReport {
   status: string;
@@ -303,6 +327,16 @@ export interface Diagnostic {
 
 /** Go: agentfile.Severity */
 export type Severity = number;
+
+/** Go: localpreview.RegradeReport */
+export interface RegradeReport {
+  sourceRun: string;
+  agentCalls: number;
+  judgeCalls: number;
+  reusedJudgeSamples: number;
+  replayed: number;
+  notRegraded: number;
+}
 
 /** Go: lsp.TestParams */
 export interface TestParams {

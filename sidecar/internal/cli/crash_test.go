@@ -212,6 +212,9 @@ func checkRun(t *testing.T, dir, id string, o *outcome) {
 func sessionsOf(recs []journal.Record) map[string][]journal.Record {
 	out := map[string][]journal.Record{}
 	for _, r := range recs {
+		if r.SessionID == journal.RunSession {
+			continue // the run's result record, not a session
+		}
 		out[r.SessionID] = append(out[r.SessionID], r)
 	}
 	return out

@@ -135,8 +135,18 @@ type ExampleResult struct {
 	// the counts behind the verdict, which is pass only when every trial
 	// passed, fail when any failed, else unknown.
 	Trials *TrialCounts `json:"trials,omitempty"`
-	// TrialResults are the trials in order, each as a plain example result.
-	TrialResults []ExampleResult `json:"trialResults,omitempty"`
+	// TrialResults are the trials in order.
+	TrialResults []TrialResult `json:"trialResults,omitempty"`
+}
+
+// TrialResult is one trial of an example: what a plain Test reports for it.
+type TrialResult struct {
+	Verdict    string                  `json:"verdict"`
+	Message    string                  `json:"message,omitempty"`
+	Journaled  bool                    `json:"journaled"`
+	Verified   bool                    `json:"verified"`
+	DurationMs float64                 `json:"durationMs"`
+	Assertions []judge.AssertionResult `json:"assertions,omitempty"`
 }
 
 // TrialCounts are an example's outcomes over N trials. JudgeSplits counts
