@@ -22,6 +22,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		{[]string{"journal", "clear"}, []string{"--json"}},
 		{[]string{"journal", "inspect"}, []string{"--json", "--show-reasoning"}},
 		{[]string{"journal", "diff"}, []string{"--json"}},
+		{[]string{"chat"}, []string{"--input", "--history", "--discard-unfinished", "--clear", "--conversation", "--json"}},
 		{[]string{"lsp"}, []string{"--stdio", "--log-level"}},
 		{[]string{"mcp"}, []string{"--endpoint", "--key-env", "--judge-endpoint", "--judge-key-env", "--log-level"}},
 		{[]string{"version"}, []string{"kmx version"}},
