@@ -34,6 +34,9 @@ type ResultExample struct {
 	Verdict    string  `json:"verdict"`
 	Message    string  `json:"message,omitempty"`
 	DurationMs float64 `json:"durationMs"`
+	// SessionID is the example's agent session in this journal, when the
+	// turn was placed.
+	SessionID string `json:"sessionId,omitempty"`
 	// Judges are the example's llmJudge assertions as they were judged,
 	// so a re-grade can tell whether a journaled sample may be reused.
 	Judges []ResultJudge `json:"judges,omitempty"`

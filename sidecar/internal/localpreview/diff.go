@@ -103,16 +103,12 @@ func Diff(ctx context.Context, dir, a, b string) (*RunDiff, error) {
 	}
 	d := &RunDiff{Schema: DiffSchema, Label: DiffLabel, LiveCalls: ia.LiveCalls + ib.LiveCalls, Examples: []ExampleDiff{}}
 	d.A, d.B = diffRun(ia, ra), diffRun(ib, rb)
-	sa, sb := sides(ia, ra), sides(ib, rb)
-	var ids []string
-	for _, t := range ia.Turns {
-		if !slices.Contains(ids, t.Example) {
-			ids = append(ids, t.Example)
-		}
-	}
-	for _, t := range ib.Turns {
-		if !slices.Contains(ids, t.Example) {
-			ids = append(ids, t.Example)
+	sa, oa := sides(ia, ra)
+	sb, ob := sides(ib, rb)
+	ids := oa
+	for _, id := range ob {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
 		}
 	}
 	for _, id := range ids {
@@ -150,44 +146,49 @@ func diffRun(in *Inspection, r *journal.RunResult) DiffRun {
 	return dr
 }
 
-// sides groups a run's agent turns by example, in journal order, and
-// attaches the recorded verdicts: the k-th recorded result of an example
-// belongs to its k-th agent turn (results are recorded per trial, in
-// trial order, and each trial is one agent turn).
-func sides(in *Inspection, r *journal.RunResult) map[string]*DiffSide {
+// sides groups a run's agent turns by example. With a result record the
+// turns follow it (file order, then trial order), each matched to its
+// recorded verdict by session ID; turns it does not name follow in journal
+// order. The second value is the example order.
+func sides(in *Inspection, r *journal.RunResult) (map[string]*DiffSide, []string) {
 	out := map[string]*DiffSide{}
+	var order []string
+	side := func(id string) *DiffSide {
+		s := out[id]
+		if s == nil {
+			s = &DiffSide{}
+			out[id] = s
+			order = append(order, id)
+		}
+		return s
+	}
+	used := map[string]bool{}
+	bySession := map[string]InspectedTurn{}
 	for _, t := range in.Turns {
-		if t.Purpose != PurposeAgent {
+		if t.Purpose == PurposeAgent && t.Turn == 1 {
+			bySession[t.SessionID] = t
+		}
+	}
+	if r != nil {
+		for _, re := range r.Examples {
+			s := side(re.ID)
+			dur := re.DurationMs
+			dt := DiffTurn{State: "not sent", Verdict: re.Verdict, DurationMs: &dur}
+			if t, ok := bySession[re.SessionID]; ok && re.SessionID != "" && !used[re.SessionID] && t.Example == re.ID {
+				used[re.SessionID] = true
+				dt.Model, dt.State, dt.Answer = t.Model, t.State, t.Answer
+			}
+			s.Turns = append(s.Turns, dt)
+		}
+	}
+	for _, t := range in.Turns {
+		if t.Purpose != PurposeAgent || used[t.SessionID] {
 			continue
 		}
-		s := out[t.Example]
-		if s == nil {
-			s = &DiffSide{}
-			out[t.Example] = s
-		}
+		s := side(t.Example)
 		s.Turns = append(s.Turns, DiffTurn{Model: t.Model, State: t.State, Answer: t.Answer})
 	}
-	if r == nil {
-		return out
-	}
-	seen := map[string]int{}
-	for _, re := range r.Examples {
-		s := out[re.ID]
-		if s == nil {
-			// Recorded but never sent (the run stopped first): a verdict
-			// without a turn.
-			s = &DiffSide{}
-			out[re.ID] = s
-		}
-		k := seen[re.ID]
-		seen[re.ID]++
-		for len(s.Turns) <= k {
-			s.Turns = append(s.Turns, DiffTurn{State: "not sent"})
-		}
-		dur := re.DurationMs
-		s.Turns[k].Verdict, s.Turns[k].DurationMs = re.Verdict, &dur
-	}
-	return out
+	return out, order
 }
 
 func firstAnswer(s *DiffSide) *string {

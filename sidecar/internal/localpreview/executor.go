@@ -44,6 +44,8 @@ type Outcome struct {
 	Cancelled bool
 	// ToolUses is a verified tool turn's answered calls, in batch order.
 	ToolUses []ToolUse
+	// SessionID is the journal session of the turn, when it was placed.
+	SessionID string
 }
 
 // Executor sits between the example loop and execution. Any Executor gets
@@ -88,7 +90,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 		}
 		return Outcome{}, fmt.Errorf("run turn: %w", err)
 	}
-	out := Outcome{Journaled: true, Answer: res.GetAnswer()}
+	out := Outcome{Journaled: true, Answer: res.GetAnswer(), SessionID: placed.GetSessionId()}
 	switch res.GetState() {
 	case sessionspb.TurnState_TURN_STATE_COMPLETED:
 		out.Completed = true

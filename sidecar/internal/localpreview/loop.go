@@ -170,6 +170,7 @@ func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) 
 		Tools:        l.plan.tools.sets[ex.ID],
 	})
 	res.Journaled = out.Journaled
+	res.sessionID = out.SessionID
 	if err != nil {
 		if actx.Err() != nil {
 			// Stopped by the caller or by another example's failure: not

@@ -137,6 +137,9 @@ type ExampleResult struct {
 	Trials *TrialCounts `json:"trials,omitempty"`
 	// TrialResults are the trials in order.
 	TrialResults []TrialResult `json:"trialResults,omitempty"`
+	// sessionID is the agent turn's journal session (recorded in the
+	// run's result record, not reported).
+	sessionID string
 }
 
 // TrialResult is one trial of an example: what a plain Test reports for it.
@@ -147,6 +150,7 @@ type TrialResult struct {
 	Verified   bool                    `json:"verified"`
 	DurationMs float64                 `json:"durationMs"`
 	Assertions []judge.AssertionResult `json:"assertions,omitempty"`
+	sessionID  string
 }
 
 // TrialCounts are an example's outcomes over N trials. JudgeSplits counts

@@ -66,11 +66,11 @@ func writeResult(ctx context.Context, j *journal.Journal, plan *Plan, rep *Repor
 		}
 		if len(ex.TrialResults) > 0 {
 			for k, tr := range ex.TrialResults {
-				res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Trial: k + 1, Verdict: tr.Verdict, Message: tr.Message, DurationMs: tr.DurationMs, Judges: judgeSpecs(plan.Routes, byID[ex.ID])})
+				res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Trial: k + 1, Verdict: tr.Verdict, Message: tr.Message, DurationMs: tr.DurationMs, SessionID: tr.sessionID, Judges: judgeSpecs(plan.Routes, byID[ex.ID])})
 			}
 			continue
 		}
-		res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Verdict: ex.Verdict, Message: ex.Message, DurationMs: ex.DurationMs, Judges: judgeSpecs(plan.Routes, byID[ex.ID])})
+		res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Verdict: ex.Verdict, Message: ex.Message, DurationMs: ex.DurationMs, SessionID: ex.sessionID, Judges: judgeSpecs(plan.Routes, byID[ex.ID])})
 	}
 	payload, err := journal.Encode(res)
 	if err != nil {
