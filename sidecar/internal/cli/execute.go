@@ -107,6 +107,10 @@ func verdictWord(v string) string {
 
 // decidingLine says which assertion decided an example, in one line.
 func decidingLine(ex localpreview.ExampleResult) string {
+	if ex.Trials != nil {
+		// Over trials the message carries the counts ("flaky 3/5 passed").
+		return ex.Message
+	}
 	if ex.Deciding != nil && *ex.Deciding < len(ex.Assertions) {
 		a := ex.Assertions[*ex.Deciding]
 		msg := a.Message

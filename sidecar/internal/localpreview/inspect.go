@@ -184,6 +184,12 @@ func Inspect(ctx context.Context, dir, runID string) (*Inspection, error) {
 // (nil when the run wrote none: a Run, an older kmx, or a run that did not
 // get that far). The record is read from the same verified chain.
 func inspect(ctx context.Context, dir, runID string) (*Inspection, *journal.RunResult, error) {
+	return inspectWith(ctx, dir, runID, nil)
+}
+
+// inspectWith is inspect that hands the verified records and their
+// sessions to keep (when not nil) once every turn has been replayed.
+func inspectWith(ctx context.Context, dir, runID string, keep func([]journal.Record, []*inspectedSession)) (*Inspection, *journal.RunResult, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultInspectBound)
@@ -270,7 +276,33 @@ func inspect(ctx context.Context, dir, runID string) (*Inspection, *journal.RunR
 			in.Summary.Incomplete++
 		}
 	}
+	if keep != nil {
+		keep(recs, sess)
+	}
 	return in, result, nil
+}
+
+// sourceRun is a retained run as a re-grade reads it: the inspection (every
+// turn replayed with zero model calls), its result record, its
+// chain-verified records and their sessions.
+type sourceRun struct {
+	in       *Inspection
+	result   *journal.RunResult
+	recs     []journal.Record
+	sessions []*inspectedSession
+}
+
+// inspectSource inspects runID and keeps what a re-grade copies from it.
+func inspectSource(ctx context.Context, dir, runID string) (*sourceRun, error) {
+	src := &sourceRun{}
+	var err error
+	src.in, src.result, err = inspectWith(ctx, dir, runID, func(recs []journal.Record, sess []*inspectedSession) {
+		src.recs, src.sessions = recs, sess
+	})
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
 }
 
 // replayWorkers is how many VerifyTurn calls are in flight at once. The

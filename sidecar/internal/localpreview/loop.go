@@ -35,9 +35,13 @@ type loop struct {
 	aborted string
 	// execFailed: an example failed to execute (not a verdict, a failure).
 	execFailed bool
-	next       int    // the next example to hand out
+	next       int    // the next job to hand out
 	done       []bool // decided, by selection index
 	emitted    int    // examples passed to OnExample, in order
+	// trials holds each example's trial results until all are in (Options
+	// .Trials > 1); left counts the trials still running per example.
+	trials [][]ExampleResult
+	left   []int
 }
 
 // run hands out the selected examples, then the ad-hoc input if any, to
@@ -52,32 +56,67 @@ func (l *loop) run(ctx context.Context) {
 		total++
 	}
 	l.done = make([]bool, total)
+	// Jobs are handed out in file order, each example's trials together:
+	// job j is trial j%trials of example j/trials. Every trial is a fresh
+	// Session, like every example.
+	trials := trialsOf(l.opts)
+	jobs := n*trials + total - n
+	if trials > 1 {
+		l.trials = make([][]ExampleResult, n)
+		l.left = make([]int, n)
+		for i := range l.left {
+			l.trials[i] = make([]ExampleResult, trials)
+			l.left[i] = trials
+		}
+	}
 	workers := l.opts.Concurrency
 	if workers <= 0 {
 		workers = DefaultConcurrency
 	}
 	var wg sync.WaitGroup
-	for range min(workers, total) {
+	for range min(workers, jobs) {
 		wg.Go(func() {
 			for {
 				l.mu.Lock()
-				i := l.next
+				j := l.next
 				l.next++
 				l.mu.Unlock()
-				if i >= total {
+				if j >= jobs {
 					return
 				}
-				if i == n {
-					l.finish(i, l.one(ctx, actx, agentfile.Example{ID: adHocID, Input: *l.plan.AdHoc}, true))
+				if j == n*trials {
+					l.finish(n, l.one(ctx, actx, agentfile.Example{ID: adHocID, Input: *l.plan.AdHoc}, true))
 					continue
 				}
+				i, k := j/trials, j%trials
 				res := l.one(ctx, actx, l.plan.Selected[i], false)
 				res.Range = l.rep.Examples[i].Range
-				l.finish(i, res)
+				if trials == 1 {
+					l.finish(i, res)
+					continue
+				}
+				if all := l.trialDone(i, k, res); all != nil {
+					agg := aggregateTrials(all)
+					agg.Range = l.rep.Examples[i].Range
+					l.finish(i, agg)
+				}
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// trialDone records trial k of example i and returns all its trials once
+// the last one is in, else nil.
+func (l *loop) trialDone(i, k int, res ExampleResult) []ExampleResult {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trials[i][k] = res
+	l.left[i]--
+	if l.left[i] > 0 {
+		return nil
+	}
+	return l.trials[i]
 }
 
 // finish records example i's result, reports it as finished, and passes
@@ -146,10 +185,17 @@ func (l *loop) abortReason(ctx context.Context) string {
 // one runs one example. ctx is the invocation's context (the caller's
 // cancellation and the invocation bound); actx is ctx plus the run's own
 // abort, which cancels the examples in flight.
-func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) ExampleResult {
+func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) (res ExampleResult) {
 	start := time.Now()
-	res := ExampleResult{ID: ex.ID, AdHoc: adHoc, Verdict: VerdictUnknown}
+	res = ExampleResult{ID: ex.ID, AdHoc: adHoc, Verdict: VerdictUnknown}
+	// res is the named result, so the duration reaches the caller.
 	defer func() { res.DurationMs = ms(time.Since(start)) }()
+	if why := l.plan.notRegraded(ex.ID); why != "" {
+		// A re-grade never sends an agent turn: an example it cannot
+		// answer from the source run is refused, and says what to run.
+		res.Verdict, res.Message = VerdictRefused, why
+		return res
+	}
 	if why := l.abortReason(ctx); why != "" {
 		res.Message = "not sent: " + why
 		return res

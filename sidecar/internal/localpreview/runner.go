@@ -75,6 +75,13 @@ type Options struct {
 	// the one journal, and results are reported in file order. 1 runs the
 	// examples strictly one after another.
 	Concurrency int
+	// Trials runs each example this many times (1 to MaxTrials; 0 is 1),
+	// each in a fresh Session of the one journal. Test only.
+	Trials int
+	// FromRun re-grades: the answers come from this retained run's journal
+	// (replayed with zero agent model calls), and only the assertions are
+	// evaluated again. Test only.
+	FromRun string
 
 	// ShowContent includes answers in the report. Run sets it.
 	ShowContent bool
@@ -130,6 +137,9 @@ func Test(ctx context.Context, opts Options, req Request) (*Report, error) {
 func invoke(ctx context.Context, command string, opts Options, req Request) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Schema: ReportSchema, Label: Label, Command: command, Agent: AgentRef{Path: req.Path}, Selection: "full", Examples: []ExampleResult{}}
+	if err := checkTrials(opts, command); err != nil {
+		return refusedReport(rep, err, start), err
+	}
 	plan, err := prepare(ctx, opts, req, rep)
 	if err != nil {
 		return refusedReport(rep, err, start), err
@@ -171,6 +181,8 @@ type Plan struct {
 	// model send so a later path replacement cannot rebind the record.
 	subject    string
 	subjectErr error
+	// regrade is set for a re-grade (Options.FromRun).
+	regrade *regrade
 }
 
 // prepare parses and checks everything that can be refused, before any
@@ -325,6 +337,14 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 	if opts.Version == "" {
 		opts.Version = version.Version
 	}
+	if opts.FromRun != "" {
+		// The source is read whole (and replayed with zero calls) before
+		// this run's journal exists: a bad source refuses the re-grade,
+		// and retention cannot remove it from under us.
+		if plan.regrade, err = planRegrade(ctx, dir, plan, opts.FromRun); err != nil {
+			return err
+		}
+	}
 	j, err := journal.Create(ctx, dir, journal.RunMeta{
 		KmxVersion:    opts.Version,
 		AgentID:       plan.Agent.ID,
@@ -355,14 +375,33 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 		return err
 	}
 	counter := &countingExecutor{next: exec}
-	l := &loop{opts: opts, plan: plan, exec: counter, rep: rep}
+	var top Executor = counter
+	var rx *regradeExecutor
+	if plan.regrade != nil {
+		se, ok := exec.(*sessionsExecutor)
+		if !ok {
+			stop()
+			_ = j.Finish(context.WithoutCancel(ctx), journal.StatusFailed)
+			return errors.New("a re-grade needs the journaled Sessions executor")
+		}
+		rx = &regradeExecutor{rg: plan.regrade, plan: plan, j: j, client: se.client, next: counter}
+		top = rx
+	}
+	l := &loop{opts: opts, plan: plan, exec: top, rep: rep}
 	l.run(ctx)
 	stop()
+	if rx != nil {
+		rep.Regrade = &RegradeReport{SourceRun: plan.regrade.source, AgentCalls: int(counter.agent.Load()), JudgeCalls: int(counter.judge.Load()),
+			ReusedJudgeSamples: int(rx.reused.Load()), Replayed: int(rx.replay.Load()), NotRegraded: len(plan.regrade.refused)}
+	}
+	if n := trialsOf(opts); n > 1 {
+		rep.Trials = n
+	}
 	if command == "test" {
 		// A result that cannot be recorded leaves the run without verdicts
 		// in its journal (kmx journal diff then says so); it does not
 		// change them.
-		_ = writeResult(ctx, j, plan, rep, journal.RunResult{AgentCalls: int(counter.agent.Load()), JudgeCalls: int(counter.judge.Load())})
+		_ = writeResult(ctx, j, plan, rep, journal.RunResult{SourceRun: opts.FromRun, Trials: trialsOf(opts), AgentCalls: int(counter.agent.Load()), JudgeCalls: int(counter.judge.Load())})
 	}
 
 	status := journal.StatusFinished
