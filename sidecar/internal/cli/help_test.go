@@ -14,7 +14,7 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		flags []string
 	}{
 		{[]string{"check"}, []string{"--json"}},
-		{[]string{"test"}, append([]string{"--example ID", "--json", "--junit PATH"}, route...)},
+		{[]string{"test"}, append([]string{"--example ID", "--json", "--junit PATH", "--trials N", "--from RUN"}, route...)},
 		{[]string{"run"}, append([]string{"--example ID", "--input TEXT", "--input-file PATH", "--json"}, route...)},
 		{[]string{"test", "explain"}, []string{"--file FILE", "--show-content", "--clear", "--json"}},
 		{[]string{"journal"}, []string{"kmx journal list", "kmx journal clear", "kmx journal inspect", "kmx journal diff"}},

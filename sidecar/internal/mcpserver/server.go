@@ -25,6 +25,10 @@ const Name = "kmx"
 // Config is fixed when the server starts. Endpoints and credential variable
 // names come only from here: no tool argument can set them.
 type Config struct {
+	// trials and fromRun are one Test call's arguments (set on a copy per
+	// call, never on the server's Config).
+	trials  int
+	fromRun string
 	// Endpoint, KeyEnv, JudgeEndpoint and JudgeKeyEnv are the route settings
 	// of kmx mcp's startup flags (variable names, never values).
 	Endpoint, KeyEnv, JudgeEndpoint, JudgeKeyEnv string
@@ -97,6 +101,8 @@ func (c Config) options(model string) localpreview.Options {
 		JudgeEndpoint:  c.JudgeEndpoint,
 		JudgeKeyEnv:    c.JudgeKeyEnv,
 		Concurrency:    c.Concurrency,
+		Trials:         c.trials,
+		FromRun:        c.fromRun,
 		Version:        c.Version,
 		NewExecutor:    c.NewExecutor,
 	}
@@ -212,6 +218,13 @@ func summary(rep *localpreview.Report) string {
 	}
 	fmt.Fprintf(&b, " — verdict %s (kmx %s %s, model %s via %s; not deployment qualification)",
 		rep.Verdict, rep.Command, rep.Agent.Path, rep.Route.Agent.Model, rep.Route.Agent.Route)
+	if g := rep.Regrade; g != nil {
+		fmt.Fprintf(&b, "\nre-grade of run %s: %d agent model calls, %d answers replayed, %d judge samples reused, %d fresh judge samples sent, %d examples not re-graded",
+			g.SourceRun, g.AgentCalls, g.Replayed, g.ReusedJudgeSamples, g.JudgeCalls, g.NotRegraded)
+	}
+	if rep.Trials > 1 {
+		fmt.Fprintf(&b, "\n%d trials per example", rep.Trials)
+	}
 	for _, ex := range rep.Examples {
 		fmt.Fprintf(&b, "\n%s %s", ex.Verdict, ex.ID)
 		if line := decidingLine(ex); line != "" {
@@ -229,6 +242,9 @@ func summary(rep *localpreview.Report) string {
 
 // decidingLine says which assertion decided an example, as kmx test does.
 func decidingLine(ex localpreview.ExampleResult) string {
+	if ex.Trials != nil {
+		return ex.Message // the trial counts, "flaky 3/5 passed …"
+	}
 	if ex.Deciding != nil && *ex.Deciding >= 0 && *ex.Deciding < len(ex.Assertions) {
 		a := ex.Assertions[*ex.Deciding]
 		msg := a.Message

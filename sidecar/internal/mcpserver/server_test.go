@@ -103,7 +103,7 @@ func TestListTools(t *testing.T) {
 	}
 	want := map[string][]string{
 		"Run":     {"examples", "file", "input", "model"},
-		"Test":    {"examples", "file", "model"},
+		"Test":    {"examples", "file", "fromRun", "model", "trials"},
 		"Explain": {"file", "showContent"},
 		"Chat":    {"conversation", "file", "input", "model"},
 	}

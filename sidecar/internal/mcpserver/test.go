@@ -14,6 +14,8 @@ type TestArgs struct {
 	File     string   `json:"file" jsonschema:"path of the *.agent.md file; absolute, since a relative path is read from the server's working directory"`
 	Examples []string `json:"examples,omitempty" jsonschema:"example IDs to test; omit to test every example"`
 	Model    string   `json:"model,omitempty" jsonschema:"model override; fake is the deterministic offline model; omit to use the file's model"`
+	Trials   int      `json:"trials,omitempty" jsonschema:"run each example this many times (1 to 20), each in a fresh Session; an example with mixed outcomes is flaky; omit for 1"`
+	FromRun  string   `json:"fromRun,omitempty" jsonschema:"re-grade: a run ID whose journaled answers are graded against the current assertions with zero agent model calls; examples whose instructions, input or model changed are refused"`
 }
 
 func addTest(srv *mcp.Server, cfg Config) {
@@ -26,6 +28,8 @@ func addTest(srv *mcp.Server, cfg Config) {
 		InputSchema: inputSchema[TestArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in TestArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
-		return invoke(ctx, cfg, "test", in.File, localpreview.Request{Examples: in.Examples}, in.Model)
+		c := cfg
+		c.trials, c.fromRun = in.Trials, in.FromRun
+		return invoke(ctx, c, "test", in.File, localpreview.Request{Examples: in.Examples}, in.Model)
 	})
 }

@@ -1,0 +1,44 @@
+package mcpserver_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+)
+
+// TestTestToolTrialsAndFromRun: the Test tool takes trials (per-example
+// counts in the report) and fromRun (a re-grade with zero agent model
+// calls, said in the text), and refuses trials out of range.
+func TestTestToolTrialsAndFromRun(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home})})
+	file := fixture(t, "pass.agent.md")
+
+	var rep localpreview.Report
+	decode(t, call(t, cs, "Test", map[string]any{"file": file, "trials": 3}), &rep)
+	if rep.Trials != 3 || rep.Verdict != "pass" || len(rep.Examples) == 0 {
+		t.Fatalf("trials 3: %+v", rep)
+	}
+	for _, ex := range rep.Examples {
+		if ex.Trials == nil || ex.Trials.N != 3 || ex.Trials.Pass != 3 || ex.Trials.Flaky {
+			t.Errorf("example %s trials %+v", ex.ID, ex.Trials)
+		}
+	}
+
+	res := call(t, cs, "Test", map[string]any{"file": file, "fromRun": rep.RunID})
+	var g localpreview.Report
+	decode(t, res, &g)
+	if g.Regrade == nil || g.Regrade.SourceRun != rep.RunID || g.Regrade.AgentCalls != 0 || g.Verdict != "pass" {
+		t.Errorf("fromRun: %+v %+v", g.Regrade, g)
+	}
+	if !strings.Contains(text(res), "re-grade of run "+rep.RunID+": 0 agent model calls") {
+		t.Errorf("fromRun text: %s", text(res))
+	}
+
+	if bad := call(t, cs, "Test", map[string]any{"file": file, "trials": 21}); !bad.IsError || !strings.Contains(text(bad), "from 1 to 20") {
+		t.Errorf("trials 21: %v %s", bad.IsError, text(bad))
+	}
+}
