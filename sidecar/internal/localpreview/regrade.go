@@ -99,6 +99,10 @@ func planRegrade(ctx context.Context, dir string, plan *Plan, from string) (*reg
 			}
 		}
 		switch {
+		case len(plan.tools.sets[ex.ID]) > 0:
+			// A tool turn's calls are not re-judged from the journal yet:
+			// refuse rather than judge tool assertions without the calls.
+			rg.refused[ex.ID] = "not re-graded: the example declares tools, and tool turns are not re-graded from a journal yet; run kmx test to test it"
 		case cand == nil:
 			rg.refused[ex.ID] = fmt.Sprintf("not re-graded: run %s has no verified answer for this example; run kmx test to test it", from)
 		case cand.started.Instructions != plan.Agent.Instructions:

@@ -103,6 +103,7 @@ func aggregateTrials(trials []ExampleResult) ExampleResult {
 	}
 	d := trials[pick]
 	res.Assertions, res.Deciding, res.DecidingRange, res.Answer = d.Assertions, d.Deciding, d.DecidingRange, d.Answer
+	res.ToolCalls, res.ToolSources = d.ToolCalls, d.ToolSources
 	counts := fmt.Sprintf("%d pass, %d fail, %d unknown", c.Pass, c.Fail, c.Unknown)
 	if c.JudgeSplits > 0 {
 		counts += fmt.Sprintf(", %d with split judge samples", c.JudgeSplits)
