@@ -343,6 +343,8 @@ export interface TestParams {
   uri: string;
   examples?: string[];
   model?: string;
+  trials?: number;
+  fromRun?: string;
 }
 
 /** Go: lsp.ExplainParams */

@@ -110,6 +110,13 @@ type TestParams struct {
 	// Examples selects example IDs; empty tests every example of the file.
 	Examples []string `json:"examples,omitempty"`
 	Model    string   `json:"model,omitempty"`
+	// Trials runs each example this many times (1 to 20), each in a fresh
+	// Session; the report's examples then carry trial counts and flaky
+	// marks. Omitted: 1.
+	Trials int `json:"trials,omitempty"`
+	// FromRun re-grades the answers journaled by this run with zero agent
+	// model calls (docs/regrade.md).
+	FromRun string `json:"fromRun,omitempty"`
 }
 
 // ReportResult is the answer to a run or a test: the versioned local

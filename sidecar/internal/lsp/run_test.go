@@ -249,3 +249,31 @@ func TestCancellationStopsTheRunInFlight(t *testing.T) {
 		})
 	}
 }
+
+// TestTestFileTrialsAndFromRun: kmx/test takes trials (each example's
+// counts in the report) and fromRun (a re-grade of a journaled run with
+// zero agent model calls).
+func TestTestFileTrialsAndFromRun(t *testing.T) {
+	path := writeAgent(t, "greeter.agent.md", greeter)
+	c := startServer(t, lsp.Options{Version: "test"})
+	c.initialize(nil)
+	uri := fileURI(path)
+	c.open(uri, 1, greeter)
+
+	var res lsp.ReportResult
+	c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri, Trials: 2}, &res)
+	rep := res.Report
+	if rep == nil || rep.Trials != 2 || len(rep.Examples) != 3 {
+		t.Fatalf("trials 2: %+v", res)
+	}
+	for _, ex := range rep.Examples {
+		if ex.Trials == nil || ex.Trials.N != 2 || len(ex.TrialResults) != 2 {
+			t.Errorf("example %s: trials %+v", ex.ID, ex.Trials)
+		}
+	}
+	var g lsp.ReportResult
+	c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri, FromRun: rep.RunID}, &g)
+	if g.Report == nil || g.Report.Regrade == nil || g.Report.Regrade.SourceRun != rep.RunID || g.Report.Regrade.AgentCalls != 0 || g.Report.Verdict != rep.Verdict {
+		t.Fatalf("fromRun: %+v", g.Report)
+	}
+}

@@ -41,5 +41,7 @@ func (s *Server) testFile(ctx context.Context, p TestParams, token json.RawMessa
 	} else {
 		title = "kmx: test selected examples (local preview)"
 	}
-	return s.execute(ctx, MethodTest, title, p.URI, token, src, total, s.previewOptions(p.Model), localpreview.Request{Examples: p.Examples}, localpreview.Test)
+	opts := s.previewOptions(p.Model)
+	opts.Trials, opts.FromRun = p.Trials, p.FromRun
+	return s.execute(ctx, MethodTest, title, p.URI, token, src, total, opts, localpreview.Request{Examples: p.Examples}, localpreview.Test)
 }
