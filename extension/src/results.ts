@@ -180,3 +180,9 @@ export function runVerdictText(report: Report): string {
   }
   return `${text} (${report.label})`;
 }
+
+/** "flaky 3/5" for an example whose trials had mixed outcomes, else undefined. */
+export function flakyText(ex: ExampleResult | undefined): string | undefined {
+  const t = ex?.trials;
+  return t !== undefined && t.flaky ? `flaky ${t.pass}/${t.n}` : undefined;
+}

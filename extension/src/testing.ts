@@ -4,7 +4,7 @@
 // runs both end in applyReport, so they update the same results.
 import * as vscode from "vscode";
 import { type ExampleInfo, Methods, type Range, type Report, type ReportResult } from "./protocol";
-import { type Outcome, outcomesFor, summaryLine, toolLines } from "./results";
+import { flakyText, type Outcome, outcomesFor, summaryLine, toolLines } from "./results";
 import type { Sidecar } from "./sidecar";
 
 export function toRange(r: Range): vscode.Range {
@@ -40,6 +40,9 @@ export class KmxTests implements vscode.Disposable {
       await this.discover();
     };
     c.createRunProfile("Run", vscode.TestRunProfileKind.Run, (req, token) => this.runRequest(req, token), true);
+    // Trials: every example runs profileTrials times, each in a fresh
+    // Session; mixed outcomes are marked flaky (docs/trials.md).
+    c.createRunProfile(`Test file ×${profileTrials}`, vscode.TestRunProfileKind.Run, (req, token) => this.runRequest(req, token, profileTrials), false);
     c.createRunProfile(
       "Replay offline",
       vscode.TestRunProfileKind.Run,
@@ -175,10 +178,10 @@ export class KmxTests implements vscode.Disposable {
     return this.fileItem(uri).children.get(`${uri.toString()}${exampleSep}${exampleId}`);
   }
 
-  private async runRequest(req: vscode.TestRunRequest, token: vscode.CancellationToken): Promise<void> {
+  private async runRequest(req: vscode.TestRunRequest, token: vscode.CancellationToken, trials?: number): Promise<void> {
     const run = this.controller.createTestRun(req, undefined, true);
     try {
-      await this.runItems(run, req.include ?? this.allFileItems(), req.exclude ?? [], token);
+      await this.runItems(run, req.include ?? this.allFileItems(), req.exclude ?? [], token, undefined, trials);
     } finally {
       run.end();
     }
@@ -203,6 +206,7 @@ export class KmxTests implements vscode.Disposable {
     exclude: readonly vscode.TestItem[],
     token: vscode.CancellationToken,
     progress?: (message: string) => void,
+    trials?: number,
   ): Promise<ReportResult[]> {
     // Group the selection by file: one kmx/test per file, with the chosen
     // examples, or none (the whole file) when a file item was chosen.
@@ -238,7 +242,7 @@ export class KmxTests implements vscode.Disposable {
       try {
         res = await this.sidecar.request(
           Methods.Test,
-          whole ? { uri: file.uri.toString() } : { uri: file.uri.toString(), examples: ids },
+          { uri: file.uri.toString(), ...(whole ? {} : { examples: ids }), ...(trials !== undefined ? { trials } : {}) },
           token,
           (v) => {
             if (v.message !== undefined) {
@@ -268,6 +272,10 @@ export class KmxTests implements vscode.Disposable {
       const o = outcomes[n];
       if (o !== undefined) {
         applyOutcome(run, item, o);
+        const flaky = flakyText(report?.examples?.find((e) => e.id === item.label));
+        if (flaky !== undefined) {
+          item.description = flaky;
+        }
       }
     });
     if (report !== undefined) {
@@ -292,6 +300,9 @@ export class KmxTests implements vscode.Disposable {
     }
   }
 }
+
+/** How many trials the "Test file ×N" profile runs. */
+const profileTrials = 5;
 
 function childrenOf(item: vscode.TestItem): vscode.TestItem[] {
   const out: vscode.TestItem[] = [];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ExampleResult, Range, Report } from "../../src/protocol";
-import { outcomeOf, outcomesFor, runVerdictText, summaryLine, toolLines } from "../../src/results";
+import { flakyText, outcomeOf, outcomesFor, runVerdictText, summaryLine, toolLines } from "../../src/results";
 
 function rng(line: number): Range {
   return { start: { offset: 0, line, character: 0 }, end: { offset: 0, line, character: 9 } };
@@ -136,5 +136,25 @@ describe("summaries", () => {
   it("run verdict of a refused input shows the refusal, one line", () => {
     const r = report({ command: "run", examples: [], refusal: { message: "the input looks like a credential (GitHub token)", next: "remove it" } });
     assert.equal(runVerdictText(r), "refused: the input looks like a credential (GitHub token) remove it");
+  });
+});
+
+describe("flakyText", () => {
+  it("marks mixed trial outcomes as flaky k/N and says so in the failure message", () => {
+    const flaky = ex({
+      id: "wobbly",
+      verdict: "fail",
+      message: "flaky 3/5 passed (3 pass, 2 fail, 0 unknown); trial 2: 1 of 1 assertions failed (#1)",
+      trials: { n: 5, pass: 3, fail: 2, unknown: 0, judgeSplits: 0, flaky: true },
+    });
+    assert.equal(flakyText(flaky), "flaky 3/5");
+    const o = outcomeOf(flaky);
+    assert.equal(o.kind, "failed");
+    assert.ok(o.messages.some((m) => m.text.includes("flaky 3/5")), JSON.stringify(o.messages));
+  });
+  it("is undefined for steady trials and plain tests", () => {
+    assert.equal(flakyText(ex({ trials: { n: 5, pass: 5, fail: 0, unknown: 0, judgeSplits: 0, flaky: false } })), undefined);
+    assert.equal(flakyText(ex({})), undefined);
+    assert.equal(flakyText(undefined), undefined);
   });
 });
