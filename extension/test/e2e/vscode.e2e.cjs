@@ -317,6 +317,56 @@ step("a VS Code agent with no examples: VS Code's language, no error, examples a
   await palette("View: Close All Editors");
 });
 
+// ---- The chat panel -------------------------------------------------------
+
+function chatFrame() {
+  return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+}
+
+async function openFileAndChat(name) {
+  // Earlier steps typed into triage.agent.md: save, so closing asks nothing.
+  await palette("File: Save All");
+  await palette("View: Close All Editors");
+  await palette("View: Show Explorer");
+  const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: name });
+  await row.first().waitFor({ timeout: 30_000 });
+  await row.first().click();
+  const lens = page.locator(".codelens-decoration a", { hasText: "💬 Open chat" });
+  await lens.first().waitFor({ timeout: 60_000 });
+  await lens.first().click();
+  await chatFrame().locator("#label", { hasText: "local preview conversation" }).waitFor({ timeout: 30_000 });
+  await chatFrame().locator("#status", { hasText: "ready" }).waitFor({ timeout: 30_000 });
+}
+
+async function say(text) {
+  const f = chatFrame();
+  await f.locator("#input").fill(text);
+  await f.locator("#send").click();
+}
+
+step("open the chat and talk: the second turn carries the first", 120_000, async () => {
+  await openFileAndChat("talker.agent.md");
+  const f = chatFrame();
+  await f.locator("#empty").waitFor({ timeout: 10_000 });
+  await say("hello");
+  await f.locator('.turn[data-turn="1"] .agent pre', { hasText: "Turn 1: hello" }).waitFor({ timeout: 30_000 });
+  await say("again");
+  await f.locator('.turn[data-turn="2"] .agent pre', { hasText: "Turn 2: again" }).waitFor({ timeout: 30_000 });
+  assert.match(await f.locator("#model").innerText(), /fake \(route fake\)/);
+  assert.equal(await f.locator(".msg.agent .label", { hasText: "local preview" }).count(), 2, "each answer is labelled local preview");
+});
+
+step("reload the window: the history is back without a model call", 180_000, async () => {
+  await palette("Developer: Reload Window");
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(2_000);
+  await openFileAndChat("talker.agent.md");
+  const f = chatFrame();
+  await f.locator('.turn[data-turn="2"] .agent pre', { hasText: "Turn 2: again" }).waitFor({ timeout: 30_000 });
+  await f.locator("#meta", { hasText: "history replayed with 0 model calls" }).waitFor({ timeout: 5_000 });
+  assert.equal(await f.locator(".turn").count(), 2);
+});
+
 // kmx.sidecarPath is machine-scoped, so it is read from the Machine settings.
 function setMachineSetting(key, value) {
   const settings = JSON.parse(fs.readFileSync(machineSettings, "utf8"));
