@@ -71,6 +71,10 @@ export HOME="$TMP/home" XDG_CONFIG_HOME="$TMP/config" XDG_DATA_HOME="$TMP/data" 
 CS=("$NODE24" "$CODE_SERVER" --user-data-dir "$TMP/user-data" --extensions-dir "$TMP/extensions" --config "$TMP/config/code-server.yaml")
 "${CS[@]}" --install-extension "$VSIX" > "$ARTIFACTS/install-extension.log" 2>&1 || {
   cat "$ARTIFACTS/install-extension.log" >&2; echo "e2e: installing $VSIX failed" >&2; exit 1; }
+# The test-only language model provider (the editor route's double at the
+# edge of the world): unpacked into this profile only, never shipped.
+ln -s "$ROOT/extension/test/e2e/lm-provider" "$TMP/extensions/kmxtest.lm-provider-0.0.1"
+export KMX_E2E_PROVIDER_LOG="$TMP/scratch/provider.log"
 
 setsid "${CS[@]}" --bind-addr "127.0.0.1:$PORT" --auth none --disable-telemetry --disable-update-check \
   --disable-workspace-trust --disable-getting-started-override "$TMP/workspace" > "$ARTIFACTS/code-server.log" 2>&1 &

@@ -61,6 +61,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     // The server's Add examples lens: {uri, homes}, each home with its edit.
     [EditorCommands.AddExamples]: (arg) => addExamples(deps, arg as AddExamplesParams | undefined),
     "kmx.selectModel": () => selectModel(deps),
+    "kmx.setEndpointCredential": () => setEndpointCredential(deps),
     "kmx.showLogs": () => {
       deps.sidecar.log.show(true);
       return Promise.resolve();
@@ -280,4 +281,21 @@ async function selectModel(deps: CommandDeps): Promise<void> {
   const target = vscode.workspace.workspaceFolders !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
   await c.update("model", value.trim() === "" ? undefined : value.trim(), target);
   deps.status.settingsChanged();
+}
+
+async function setEndpointCredential(deps: CommandDeps): Promise<void> {
+  const value = await vscode.window.showInputBox({
+    title: "kmx: Set Endpoint Credential",
+    prompt: "The bearer credential of kmx.endpoint, kept in VS Code's secret storage (the OS keychain) and handed to kmx in memory. Leave empty to delete it.",
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (value === undefined) {
+    return;
+  }
+  await deps.sidecar.setCredential(value.trim());
+  // Never the value: only whether one is stored.
+  void vscode.window.showInformationMessage(
+    value.trim() === "" ? "kmx: the endpoint credential was deleted." : "kmx: the endpoint credential is stored in VS Code's secret storage; kmx uses it for kmx.endpoint.",
+  );
 }

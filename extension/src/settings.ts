@@ -4,6 +4,28 @@
 import * as vscode from "vscode";
 import type { Settings } from "./protocol";
 
+/**
+ * The variable the extension sets in the sidecar's environment (in memory,
+ * at spawn) to the credential kmx: Set Endpoint Credential stored in VS
+ * Code's SecretStorage. Settings carry only this name.
+ */
+export const SecretKeyEnv = "KMX_EDITOR_ENDPOINT_CREDENTIAL";
+
+/** The SecretStorage key of the endpoint credential. */
+export const SecretStorageKey = "kmx.endpointCredential";
+
+/**
+ * The settings the server gets. With a stored credential and no
+ * kmx.keyEnv, keyEnv names the variable the credential is handed in.
+ */
+export function serverSettings(hasSecret: boolean): Settings {
+  const s = readSettings();
+  if (hasSecret && s.keyEnv === undefined) {
+    s.keyEnv = SecretKeyEnv;
+  }
+  return s;
+}
+
 export function readSettings(): Settings {
   const c = vscode.workspace.getConfiguration("kmx");
   const out: Settings = {};

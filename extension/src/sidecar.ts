@@ -26,7 +26,7 @@ import { LanguageModelHost } from "./languageModels";
 import { type InitializationOptions, type KmxRequests, ProtocolVersion, type ProgressValue } from "./protocol";
 import { RestartBudget } from "./restart";
 import { resolveServerPath } from "./serverPath";
-import { readSettings } from "./settings";
+import { SecretKeyEnv, SecretStorageKey, serverSettings } from "./settings";
 
 // The server's commands are registered by the extension itself (so a code
 // lens click and the palette share one handler that shows results), so the
@@ -52,6 +52,8 @@ export class Sidecar implements vscode.Disposable {
   private readonly readyEmitter = new vscode.EventEmitter<void>();
   /** Answers the sidecar's editor-route requests through vscode.lm. */
   private readonly lm: LanguageModelHost;
+  /** Whether a credential from SecretStorage was handed to the running sidecar. */
+  private hasSecret = false;
   /** Fires each time a server has started (first start and restarts). */
   readonly onReady = this.readyEmitter.event;
 
@@ -68,7 +70,7 @@ export class Sidecar implements vscode.Disposable {
           // start() already told the user what is wrong; keep the log line.
           this.restart().catch((err: unknown) => this.log.appendLine(`restart after kmx.sidecarPath changed: ${String(err)}`));
         } else if (e.affectsConfiguration("kmx") && this.client?.isRunning() === true) {
-          void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kmx: readSettings() } });
+          void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kmx: serverSettings(this.hasSecret) } });
         }
       }),
     );
@@ -115,9 +117,19 @@ export class Sidecar implements vscode.Disposable {
       ensureExecutable(where.path, this.log);
     }
     this.log.appendLine(`starting ${where.path} lsp (from ${where.source === "setting" ? "kmx.sidecarPath" : "the extension's bundled binary"})`);
-    const server: ServerOptions = { command: where.path, args: ["lsp"], transport: TransportKind.stdio };
+    // A credential stored with kmx: Set Endpoint Credential reaches the
+    // sidecar only in its environment, in memory: never in settings, an
+    // LSP message or a log line.
+    const secret = await this.ext.secrets.get(SecretStorageKey);
+    this.hasSecret = secret !== undefined && secret !== "";
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env[SecretKeyEnv];
+    if (this.hasSecret) {
+      env[SecretKeyEnv] = secret;
+    }
+    const server: ServerOptions = { command: where.path, args: ["lsp"], transport: TransportKind.stdio, options: { env } };
     // languageModels: this client serves kmx/languageModel/* (the editor route).
-    const init: InitializationOptions = { protocolVersion: ProtocolVersion, settings: readSettings(), languageModels: true };
+    const init: InitializationOptions = { protocolVersion: ProtocolVersion, settings: serverSettings(this.hasSecret), languageModels: true };
     const options: LanguageClientOptions = {
       // VS Code's own language for agent files (its prompt support
       // registers `chatagent`), and the file pattern for editors without it.
@@ -166,6 +178,19 @@ export class Sidecar implements vscode.Disposable {
         this.log.show(true);
       }
     });
+  }
+
+  /**
+   * Stores (or, with "", deletes) the endpoint credential in VS Code's
+   * SecretStorage (the OS keychain) and restarts the sidecar so it gets it.
+   */
+  async setCredential(value: string): Promise<void> {
+    if (value === "") {
+      await this.ext.secrets.delete(SecretStorageKey);
+    } else {
+      await this.ext.secrets.store(SecretStorageKey, value);
+    }
+    await this.restart();
   }
 
   async restart(): Promise<void> {

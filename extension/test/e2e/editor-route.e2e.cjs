@@ -1,0 +1,152 @@
+// The editor route in a real VS Code: agent files on models VS Code offers,
+// served by the test-only provider in lm-provider/ (installed only in the
+// test profile by scripts/e2e-test.sh). Registered into vscode.e2e.cjs's one
+// browser session, between its cases, with its helpers.
+"use strict";
+const assert = require("node:assert/strict");
+const fs = require("node:fs");
+const path = require("node:path");
+
+const notes = [
+  "---",
+  "name: notes",
+  "model: KMX Good (kmx-test)",
+  "---",
+  "You draft release notes.",
+  "",
+  "## Examples",
+  "",
+  "```yaml",
+  "- id: weekly",
+  "  input: Draft notes for this week",
+  "  assert:",
+  '    - contains: "Release notes:"',
+  "    - llmJudge:",
+  "        rubric: The answer starts with `Release notes:`",
+  "- id: daily",
+  "  input: Draft notes for today",
+  "  assert:",
+  '    - contains: "Release notes:"',
+  "```",
+  "",
+].join("\n");
+
+module.exports = function register(h) {
+  const { step, palette } = h;
+  const workspace = process.env.KMX_E2E_WORKSPACE;
+  const providerLog = process.env.KMX_E2E_PROVIDER_LOG;
+
+  function sends(model) {
+    const text = fs.existsSync(providerLog) ? fs.readFileSync(providerLog, "utf8") : "";
+    return text.split("\n").filter((l) => l === `send ${model}`).length;
+  }
+
+  async function waitLog(line, timeoutMs) {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const text = fs.existsSync(providerLog) ? fs.readFileSync(providerLog, "utf8") : "";
+      if (text.split("\n").includes(line)) {
+        return;
+      }
+      if (Date.now() > until) {
+        throw new Error(`the provider never logged "${line}"; its log: ${JSON.stringify(text)}`);
+      }
+      await h.page().waitForTimeout(250);
+    }
+  }
+
+  function lens(text) {
+    return h.page().locator(".editor-group-container.active .codelens-decoration a", { hasText: text });
+  }
+
+  function toast(text) {
+    return h.page().locator(".notifications-toasts .notification-toast", { hasText: text });
+  }
+
+  async function selectModel(label) {
+    const page = h.page();
+    await palette("kmx: Select Model");
+    const input = page.locator(".quick-input-widget .quick-input-box input").first();
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill(label);
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: label }).first().waitFor({ timeout: 10_000 });
+    await page.keyboard.press("Enter");
+  }
+
+  step("editor route: Test file passes on a model VS Code offers, with no endpoint, judged there too", 180_000, async () => {
+    const page = h.page();
+    fs.writeFileSync(path.join(workspace, "notes.agent.md"), notes);
+    await palette("Notifications: Clear All Notifications");
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget .quick-input-box input").first();
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill("notes.agent.md");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "notes.agent.md" }).first().waitFor({ timeout: 15_000 });
+    await page.keyboard.press("Enter");
+    await lens("▶ Test file").first().waitFor({ timeout: 60_000 });
+    await lens("▶ Test file").first().click();
+    const done = toast("kmx notes.agent.md: pass: 2 pass, 0 fail (local preview)");
+    await done.first().waitFor({ timeout: 90_000 });
+    // Two examples and two judge samples, each sent once to the test model.
+    assert.equal(sends("kmx-good"), 4, "sends to KMX Good (two agent turns, two judge samples)");
+    await lens("▶ Run example").first().click();
+    await toast('kmx example "weekly": pass').first().waitFor({ timeout: 60_000 });
+    assert.match(await toast('kmx example "weekly": pass').first().innerText(), /answer: Release notes: Draft notes for this week/);
+  });
+
+  step("editor route: Select Model lists the models VS Code offers and fake", 60_000, async () => {
+    const page = h.page();
+    await palette("kmx: Select Model");
+    for (const label of ["KMX Good", "KMX Tool Call", "KMX Throws", "KMX Slow", "fake"]) {
+      await page.locator(".quick-input-widget .monaco-list-row", { hasText: label }).first().waitFor({ timeout: 15_000 });
+    }
+    await h.shot("select-model-lists-vscode-models");
+    await page.keyboard.press("Escape");
+  });
+
+  step("editor route: a tool-call part on the tool-free path is refused, never a pass", 90_000, async () => {
+    await palette("Notifications: Clear All Notifications");
+    await selectModel("KMX Tool Call");
+    await h.page().locator(".statusbar-item", { hasText: "KMX Tool Call (kmx-test)" }).first().waitFor({ timeout: 15_000 });
+    await lens("▶ Run example").first().click();
+    const t = toast('kmx example "weekly": inconclusive (unknown)');
+    await t.first().waitFor({ timeout: 60_000 });
+    assert.match(await t.first().innerText(), /carries a tool call/);
+    assert.equal(sends("kmx-toolcall"), 1, "one send, no retry");
+  });
+
+  step("editor route: a provider that throws is inconclusive, and its text stays out", 90_000, async () => {
+    await palette("Notifications: Clear All Notifications");
+    await selectModel("KMX Throws");
+    await lens("▶ Run example").first().click();
+    const t = toast('kmx example "weekly": inconclusive (unknown)');
+    await t.first().waitFor({ timeout: 60_000 });
+    const text = await t.first().innerText();
+    assert.match(text, /provider failed to answer/);
+    assert.doesNotMatch(text, /on purpose/);
+    assert.equal(sends("kmx-throws"), 1, "one send, no retry, no fallback");
+  });
+
+  step("editor route: Cancel on the progress notification reaches the provider; later examples are not sent", 120_000, async () => {
+    const page = h.page();
+    await palette("Notifications: Clear All Notifications");
+    await selectModel("KMX Slow");
+    await lens("▶ Test file").first().click();
+    await waitLog("send kmx-slow", 60_000);
+    const progress = toast("kmx: testing notes.agent.md");
+    await progress.first().waitFor({ timeout: 15_000 });
+    await h.shot("editor-route-slow-request-in-flight");
+    await progress.first().getByRole("button", { name: "Cancel" }).click();
+    await waitLog("cancelled kmx-slow", 30_000);
+    await progress.first().waitFor({ state: "detached", timeout: 30_000 });
+    // Give a wrongly sent second example time to arrive before counting.
+    await page.waitForTimeout(3_000);
+    assert.equal(sends("kmx-slow"), 1, "the second example was not sent after the cancel");
+  });
+
+  step("editor route: back to each file's model", 60_000, async () => {
+    await selectModel("Each file's model");
+    await h.page().locator(".statusbar-item", { hasText: "kmx: file's model" }).first().waitFor({ timeout: 15_000 });
+  });
+};

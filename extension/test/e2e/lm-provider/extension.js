@@ -1,0 +1,77 @@
+// Test-only language model provider for kmx's real-VS-Code test: the "edge
+// of the world" double behind vscode.lm. Each model behaves one way:
+//   KMX Good       answers "Release notes: <input>", or a judge score of 100
+//   KMX Tool Call  answers with a tool-call part (refused on the tool-free path)
+//   KMX Throws     throws from the provider
+//   KMX Slow       answers only when cancelled (and logs that it saw the cancel)
+// Every request and cancellation is appended to $KMX_E2E_PROVIDER_LOG, so
+// the test can count sends and see the provider's token fire.
+"use strict";
+const fs = require("node:fs");
+const vscode = require("vscode");
+
+const logFile = process.env.KMX_E2E_PROVIDER_LOG;
+function log(line) {
+  if (logFile) {
+    fs.appendFileSync(logFile, line + "\n");
+  }
+}
+
+function model(id, name) {
+  return { id, name, family: "kmx-test", version: "1", maxInputTokens: 100000, maxOutputTokens: 4000, capabilities: { toolCalling: true } };
+}
+
+const models = [model("kmx-good", "KMX Good"), model("kmx-toolcall", "KMX Tool Call"), model("kmx-throws", "KMX Throws"), model("kmx-slow", "KMX Slow")];
+
+function textOf(message) {
+  return (message.content || []).map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : "")).join("");
+}
+
+function activate(context) {
+  context.subscriptions.push(
+    vscode.lm.registerLanguageModelChatProvider("kmx-test", {
+      provideLanguageModelChatInformation() {
+        return models;
+      },
+      async provideLanguageModelChatResponse(info, messages, _options, progress, token) {
+        log(`send ${info.id}`);
+        const first = textOf(messages[0] || { content: [] });
+        const last = textOf(messages[messages.length - 1] || { content: [] });
+        switch (info.id) {
+          case "kmx-good":
+            if (/rubric/i.test(first + last)) {
+              progress.report(new vscode.LanguageModelTextPart('{"score": 100, "reasoning": "the answer follows the rubric"}'));
+            } else {
+              progress.report(new vscode.LanguageModelTextPart("Release notes: " + last));
+            }
+            return;
+          case "kmx-toolcall":
+            progress.report(new vscode.LanguageModelToolCallPart("call-1", "kmx_test_echo", { text: "hi" }));
+            return;
+          case "kmx-throws":
+            throw new Error("the kmx test provider failed on purpose");
+          case "kmx-slow":
+            await new Promise((resolve) => {
+              if (token.isCancellationRequested) {
+                resolve();
+              }
+              token.onCancellationRequested(() => resolve());
+            });
+            log(`cancelled ${info.id}`);
+            throw new vscode.CancellationError();
+        }
+      },
+      provideTokenCount(_info, text) {
+        return typeof text === "string" ? Math.ceil(text.length / 4) : 1;
+      },
+    }),
+    vscode.lm.registerTool("kmx_test_echo", {
+      invoke(options) {
+        log(`tool kmx_test_echo`);
+        return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(String((options.input || {}).text || ""))]);
+      },
+    }),
+  );
+}
+
+module.exports = { activate, deactivate() {} };
