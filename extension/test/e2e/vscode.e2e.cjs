@@ -257,8 +257,9 @@ step("type an unfinished example: no error; finish it: the diagnostic settles", 
   assert.equal(await runs.count(), 4, "the finished example has its ▶ Run example lens");
 });
 
-// The editor route (models VS Code offers), before the cases that break the sidecar.
-require("./editor-route.e2e.cjs")({ step, palette, shot, page: () => page });
+// The editor route (models VS Code offers), before the cases that close
+// every editor and break the sidecar. setMachineSetting is declared below.
+require("./editor-route.e2e.cjs")({ step, palette, shot, page: () => page, setMachineSetting, machineSettings, scratch });
 
 // Opens a workspace file by Quick Open.
 async function openFile(name) {
