@@ -72,8 +72,13 @@ CS=("$NODE24" "$CODE_SERVER" --user-data-dir "$TMP/user-data" --extensions-dir "
 "${CS[@]}" --install-extension "$VSIX" > "$ARTIFACTS/install-extension.log" 2>&1 || {
   cat "$ARTIFACTS/install-extension.log" >&2; echo "e2e: installing $VSIX failed" >&2; exit 1; }
 # The test-only language model provider (the editor route's double at the
-# edge of the world): unpacked into this profile only, never shipped.
-ln -s "$ROOT/extension/test/e2e/lm-provider" "$TMP/extensions/kmxtest.lm-provider-0.0.1"
+# edge of the world): packaged into the temporary folder and installed into
+# this profile only, never shipped. (An unpacked folder or symlink in the
+# extensions folder is marked removed: it is not in extensions.json.)
+(cd extension/test/e2e/lm-provider && "$ROOT/node_modules/.bin/vsce" package --no-dependencies --allow-missing-repository --skip-license -o "$TMP/lm-provider.vsix") \
+  > "$ARTIFACTS/lm-provider-package.log" 2>&1 || { cat "$ARTIFACTS/lm-provider-package.log" >&2; echo "e2e: packaging the test provider failed" >&2; exit 1; }
+"${CS[@]}" --install-extension "$TMP/lm-provider.vsix" >> "$ARTIFACTS/install-extension.log" 2>&1 || {
+  cat "$ARTIFACTS/install-extension.log" >&2; echo "e2e: installing the test provider failed" >&2; exit 1; }
 export KMX_E2E_PROVIDER_LOG="$TMP/scratch/provider.log"
 
 setsid "${CS[@]}" --bind-addr "127.0.0.1:$PORT" --auth none --disable-telemetry --disable-update-check \
