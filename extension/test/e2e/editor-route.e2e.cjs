@@ -119,8 +119,9 @@ module.exports = function register(h) {
   step("editor route: a provider that throws is inconclusive, and its text stays out", 90_000, async () => {
     await palette("Notifications: Clear All Notifications");
     await selectModel("KMX Throws");
+    await h.page().locator(".statusbar-item", { hasText: "KMX Throws (kmx-test)" }).first().waitFor({ timeout: 15_000 });
     await lens("▶ Run example").first().click();
-    const t = toast('kmx example "weekly": inconclusive (unknown)');
+    const t = toast("provider failed to answer");
     await t.first().waitFor({ timeout: 60_000 });
     const text = await t.first().innerText();
     assert.match(text, /provider failed to answer/);
@@ -132,6 +133,7 @@ module.exports = function register(h) {
     const page = h.page();
     await palette("Notifications: Clear All Notifications");
     await selectModel("KMX Slow");
+    await page.locator(".statusbar-item", { hasText: "KMX Slow (kmx-test)" }).first().waitFor({ timeout: 15_000 });
     await lens("▶ Test file").first().click();
     await waitLog("send kmx-slow", 60_000);
     const progress = toast("kmx: testing notes.agent.md");

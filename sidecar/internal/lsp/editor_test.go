@@ -65,13 +65,15 @@ type scriptedEditor struct {
 	models []route.EditorModelInfo
 	// reply answers one send; nil answers "Release notes: " + the input.
 	reply func(ctx context.Context, n int, p route.EditorSendParams) (any, error)
+	// lastID is the JSON-RPC id of the latest send.
+	lastID string
 
 	mu    sync.Mutex
 	lists int
 	sends []route.EditorSendParams
 }
 
-func (e *scriptedEditor) answer(ctx context.Context, method string, raw json.RawMessage) (any, error) {
+func (e *scriptedEditor) answer(ctx context.Context, id, method string, raw json.RawMessage) (any, error) {
 	switch method {
 	case lsp.MethodLanguageModels:
 		e.mu.Lock()
@@ -85,6 +87,7 @@ func (e *scriptedEditor) answer(ctx context.Context, method string, raw json.Raw
 		}
 		e.mu.Lock()
 		e.sends = append(e.sends, p)
+		e.lastID = id
 		n := len(e.sends)
 		e.mu.Unlock()
 		if e.reply != nil {
@@ -318,12 +321,14 @@ func TestEditorRouteRefusesRepliesAndStopsLaterExamples(t *testing.T) {
 
 func TestEditorRouteCancelReachesTheProvider(t *testing.T) {
 	inSend := make(chan struct{}, 1)
+	release := make(chan struct{})
+	defer close(release)
 	e := &scriptedEditor{models: []route.EditorModelInfo{editorGPT}}
 	var c *client
 	e.reply = func(ctx context.Context, _ int, _ route.EditorSendParams) (any, error) {
 		inSend <- struct{}{}
-		// The extension's token fires on $/cancelRequest; wait for it.
-		c.waitMessage(0, "$/cancelRequest", nil)
+		// The extension answers once its token has fired.
+		<-release
 		return nil, editorError(route.EditorCancelled)
 	}
 	c = startEditor(t, e)
@@ -348,6 +353,17 @@ func TestEditorRouteCancelReachesTheProvider(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	// The server told the extension to cancel exactly the send in flight
+	// (its token fires, so the provider's does).
+	e.mu.Lock()
+	id := e.lastID
+	e.mu.Unlock()
+	c.waitMessage(0, "$/cancelRequest", func(raw json.RawMessage) bool {
+		var p struct {
+			ID json.RawMessage `json:"id"`
+		}
+		return json.Unmarshal(raw, &p) == nil && string(p.ID) == id
+	})
 	if verdicts(res.Report) != "first=unknown,second=unknown" || res.Report.Examples[1].Message != "not sent: cancelled" {
 		t.Fatalf("examples = %+v", res.Report.Examples)
 	}

@@ -41,7 +41,8 @@ type client struct {
 	// answer, when set, answers the server's kmx/languageModel/* requests
 	// (the extension's side of the editor route), each on its own
 	// goroutine so it may block until it is cancelled.
-	answer func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	// id is the request's JSON-RPC id as JSON.
+	answer func(ctx context.Context, id, method string, params json.RawMessage) (any, error)
 }
 
 // startServer runs lsp.Serve on one end of a pipe and returns a client on
@@ -99,10 +100,12 @@ func (c *client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 	case c.signal <- struct{}{}:
 	default:
 	}
-	if _, isCall := req.(*jsonrpc2.Call); isCall && answer != nil && strings.HasPrefix(req.Method(), "kmx/languageModel/") {
+	if call, isCall := req.(*jsonrpc2.Call); isCall && answer != nil && strings.HasPrefix(req.Method(), "kmx/languageModel/") {
 		params := append(json.RawMessage(nil), req.Params()...)
+		callID := call.ID()
+		idJSON, _ := json.Marshal(&callID)
 		go func() {
-			res, err := answer(ctx, req.Method(), params)
+			res, err := answer(ctx, string(idJSON), req.Method(), params)
 			_ = reply(ctx, res, err)
 		}()
 		return nil

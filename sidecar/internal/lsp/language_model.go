@@ -57,7 +57,9 @@ func (h editorHost) Send(ctx context.Context, p route.EditorSendParams) (route.E
 func (h editorHost) call(ctx context.Context, method string, params, result any) error {
 	id, err := h.s.conn.Call(ctx, method, params, result)
 	if ctx.Err() != nil {
-		h.s.notify(ctx, "$/cancelRequest", map[string]any{"id": id})
+		// &id: jsonrpc2.ID marshals through a pointer receiver; a value
+		// would be sent as {} and cancel nothing.
+		h.s.notify(ctx, "$/cancelRequest", map[string]any{"id": &id})
 		return route.NewEditorError(route.EditorCancelled, ctx.Err())
 	}
 	if err == nil {

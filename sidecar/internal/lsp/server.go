@@ -201,7 +201,10 @@ func (s *Server) dispatch(table map[string]handlerFunc) jsonrpc2.Handler {
 		if err != nil {
 			s.log.Debug("request failed", "method", req.Method(), "err", err)
 		}
-		return reply(ctx, res, err)
+		// A cancelled request is still answered (LSP asks for a reply, and
+		// vscode-jsonrpc waits for one): the stream refuses writes under a
+		// cancelled context, so the reply must not carry it.
+		return reply(context.WithoutCancel(ctx), res, err)
 	}
 }
 
