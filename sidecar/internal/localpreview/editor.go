@@ -65,11 +65,14 @@ func (b *editorBuilder) model(ctx context.Context, refs []string, what string) (
 }
 
 // agentModelRefs is the agent's model reference list in precedence order:
-// the runtime override alone, else the file's model, else the default.
+// the runtime override alone, else the file's model list (VS Code uses the
+// first that resolves), else the default.
 func agentModelRefs(opts Options, a *agentfile.Agent) []string {
 	switch {
 	case opts.Model != "":
 		return []string{opts.Model}
+	case len(a.Models) > 0:
+		return append([]string(nil), a.Models...)
 	case a.Model != nil && *a.Model != "":
 		return []string{*a.Model}
 	}

@@ -41,7 +41,7 @@ const editorAgent = "---\n" +
 
 const editorJudged = "---\n" +
 	"name: judged\n" +
-	"model: Claude Sonnet 4.6 (copilot)\n" +
+	"model: [\"gpt-9\", \"Claude Sonnet 4.6 (copilot)\", \"GPT-4.1\"]\n" +
 	"---\n" +
 	"You draft release notes.\n" +
 	"\n" +
@@ -199,8 +199,9 @@ func TestEditorRouteJudgesOnTheAgentsResolvedModel(t *testing.T) {
 	if rep.Verdict != "pass" || verdicts(rep) != "only=pass" {
 		t.Fatalf("verdict %s: %+v", rep.Verdict, rep.Examples)
 	}
-	// The qualified name resolved; the judge used the same resolved model,
-	// in two fresh samples.
+	// The list resolved to its first entry VS Code offers (a qualified
+	// name), and the judge used that same resolved model, not the list's
+	// first name, in two fresh samples.
 	want := localpreview.Identity{Route: route.Editor, Model: "copilot/claude-sonnet-4.6"}
 	if rep.Route.Agent != want || rep.Route.Judge == nil || *rep.Route.Judge != want {
 		t.Fatalf("routes = %+v / %+v", rep.Route.Agent, rep.Route.Judge)
