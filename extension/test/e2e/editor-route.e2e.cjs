@@ -132,6 +132,9 @@ module.exports = function register(h) {
   step("editor route: Cancel on the progress notification reaches the provider; later examples are not sent", 120_000, async () => {
     const page = h.page();
     await palette("Notifications: Clear All Notifications");
+    // One example at a time, so "later examples" exist: with the default
+    // pool both examples are in flight at once (and both are cancelled).
+    h.setMachineSetting("kmx.concurrency", 1);
     await selectModel("KMX Slow");
     await page.locator(".statusbar-item", { hasText: "KMX Slow (kmx-test)" }).first().waitFor({ timeout: 15_000 });
     await lens("▶ Test file").first().click();
@@ -144,7 +147,10 @@ module.exports = function register(h) {
     await progress.first().waitFor({ state: "detached", timeout: 30_000 });
     // Give a wrongly sent second example time to arrive before counting.
     await page.waitForTimeout(3_000);
+    const lines = fs.readFileSync(providerLog, "utf8").split("\n");
+    h.setMachineSetting("kmx.concurrency", undefined);
     assert.equal(sends("kmx-slow"), 1, "the second example was not sent after the cancel");
+    assert.equal(lines.filter((l) => l === "cancelled kmx-slow").length, 1, "the provider saw the request in flight cancelled");
   });
 
   step("editor route: back to each file's model", 60_000, async () => {
