@@ -177,12 +177,13 @@ func (j *Journal) sessionRecordsLocked(ctx context.Context, sessionID string) ([
 	return out, nil
 }
 
-// allRecordsLocked returns every record in seq order after extending the
-// verified chain. j.mu must be held.
+// allRecordsLocked returns every record in seq order, extending the verified
+// chain with the records after it and re-checking the ones before it, in one
+// read. One read is one snapshot: with two (extend, then read everything), a
+// record another connection commits in between would be read but not
+// verified, and an honest journal still being written would look altered.
+// j.mu must be held.
 func (j *Journal) allRecordsLocked(ctx context.Context) ([]Record, error) {
-	if err := j.extendLocked(ctx); err != nil {
-		return nil, err
-	}
 	st, err := j.stmtLocked(ctx, selectAll)
 	if err != nil {
 		return nil, err
@@ -192,13 +193,19 @@ func (j *Journal) allRecordsLocked(ctx context.Context) ([]Record, error) {
 		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}
 	defer rows.Close()
+	c := j.chain
 	var out []Record
 	for rows.Next() {
 		r, prevHash, hash, err := scanRecord(rows.Scan)
 		if err != nil {
 			return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 		}
-		if err := j.checkVerified(r, prevHash, hash); err != nil {
+		if r.Seq <= j.chain.seq {
+			err = j.checkVerified(r, prevHash, hash)
+		} else {
+			err = j.extendOne(&c, r, prevHash, hash)
+		}
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -206,8 +213,11 @@ func (j *Journal) allRecordsLocked(ctx context.Context) ([]Record, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}
-	if int64(len(out)) != j.chain.seq {
+	if int64(len(out)) != c.seq {
 		return nil, &TamperedError{RunID: j.id, Seq: int64(len(out)), Reason: "records disappeared after they were verified"}
+	}
+	if err := j.acceptLocked(c); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

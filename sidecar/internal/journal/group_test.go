@@ -94,3 +94,48 @@ func TestAppendAllIsOneCommitOrNothing(t *testing.T) {
 		t.Fatalf("next append: seq %d err %v", seq, err)
 	}
 }
+
+// TestReadingARunningJournalNeverLooksAltered: a second connection reading
+// every record of a journal while its writer appends (kmx journal inspect on
+// a running run, or a watcher in a test) sees a verified prefix, never a
+// false "altered" report for a record committed between its reads.
+func TestReadingARunningJournalNeverLooksAltered(t *testing.T) {
+	ctx := context.Background()
+	dir := privateDir(t)
+	j := create(t, dir)
+	r, err := journal.Open(ctx, dir, j.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const n = 400
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			if _, err := j.Append(ctx, journal.Record{SessionID: "s", Turn: 1, Kind: journal.KindTurnStarted, Version: 1, Payload: fmt.Appendf(nil, `{"i":%d}`, i)}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	last := 0
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+		}
+		recs, err := r.Records(ctx, "")
+		if err != nil {
+			t.Fatalf("after %d records: %v", last, err)
+		}
+		if len(recs) < last {
+			t.Fatalf("read %d records after %d", len(recs), last)
+		}
+		last = len(recs)
+	}
+	if last != n {
+		t.Errorf("last read saw %d records, want %d", last, n)
+	}
+}
