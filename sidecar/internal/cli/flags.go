@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 )
 
 // stringList is a repeatable string flag (--example a --example b).
@@ -96,6 +98,33 @@ func isHelp(args []string) bool {
 type routeFlags struct {
 	model, endpoint, keyEnv, judgeEndpoint, judgeKeyEnv string
 	concurrency                                         concurrencyFlag
+	// toolBindings is the --tool-bindings file path (run, test, mcp).
+	toolBindings string
+}
+
+// registerToolBindings adds --tool-bindings: the strict kmx.local-tools/v1
+// file binding github_list_merged_prs to GitHub's read-only MCP server. It
+// is read and checked at startup, before anything is created or sent.
+func (r *routeFlags) registerToolBindings(fs *flag.FlagSet) {
+	fs.Var(&routeSetting{p: &r.toolBindings, what: "the tool bindings path", next: "give the path of a kmx.local-tools/v1 JSON file, or drop --tool-bindings"},
+		"tool-bindings", "`PATH` of a kmx.local-tools/v1 binding file for the live GitHub read (see docs/tools.md)")
+}
+
+// readToolBinding reads --tool-bindings, if given, as a refusal (exit 2)
+// when the file cannot be used.
+func readToolBinding(cmd string, rf routeFlags) (*localtools.Binding, error) {
+	if rf.toolBindings == "" {
+		return nil, nil
+	}
+	b, err := localtools.ReadBinding(rf.toolBindings)
+	if err != nil {
+		var be *localtools.BindingError
+		if errors.As(err, &be) {
+			return nil, &RefusalError{Msg: "kmx " + cmd + ": --tool-bindings " + be.Error(), Next: be.Next()}
+		}
+		return nil, fmt.Errorf("read --tool-bindings: %w", err)
+	}
+	return b, nil
 }
 
 func (r *routeFlags) register(fs *flag.FlagSet) {

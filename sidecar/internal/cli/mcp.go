@@ -11,7 +11,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
-const mcpUsage = "kmx mcp [--endpoint URL] [--key-env NAME] [--judge-endpoint URL] [--judge-key-env NAME] [--concurrency N]"
+const mcpUsage = "kmx mcp [--endpoint URL] [--key-env NAME] [--judge-endpoint URL] [--judge-key-env NAME] [--concurrency N] [--tool-bindings PATH]"
 
 // runMCP serves the MCP tools Run, Test and Explain on stdin/stdout until
 // the client closes stdin. Stdout carries only the protocol; the log goes
@@ -25,6 +25,7 @@ func runMCP(ctx context.Context, env Env, args []string) error {
 	fs.StringVar(&rf.judgeEndpoint, "judge-endpoint", "", "OpenAI-compatible base URL for llmJudge samples")
 	fs.StringVar(&rf.judgeKeyEnv, "judge-key-env", "", "NAME of the environment variable holding the judge endpoint's credential")
 	rf.registerConcurrency(fs)
+	rf.registerToolBindings(fs)
 	// --http is for the conformance suite only, so it is not in the usage.
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on this loopback address instead of stdio (tests only)")
 	level := fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
@@ -38,6 +39,10 @@ func runMCP(ctx context.Context, env Env, args []string) error {
 	if err := checkStartupRoutes(rf); err != nil {
 		return err
 	}
+	binding, err := readToolBinding("mcp", rf)
+	if err != nil {
+		return err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return usagef("use --log-level debug, info, warn or error", "kmx mcp: unknown log level %q", *level)
@@ -48,6 +53,7 @@ func runMCP(ctx context.Context, env Env, args []string) error {
 		JudgeEndpoint: rf.judgeEndpoint,
 		JudgeKeyEnv:   rf.judgeKeyEnv,
 		Concurrency:   rf.concurrency.n,
+		ToolBinding:   binding,
 		Getenv:        env.Getenv,
 		Version:       Version,
 		Logger:        slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})),

@@ -9,7 +9,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
-const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--json]"
+const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--json]"
 
 func runRun(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet("run")
@@ -23,6 +23,7 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	fs.BoolVar(&asJSON, "json", false, "print the JSON report (answers included)")
 	rf.register(fs)
 	rf.registerConcurrency(fs)
+	rf.registerToolBindings(fs)
 	pos, err := parseInterspersed(fs, args, runUsage)
 	if err != nil {
 		return err
@@ -48,7 +49,12 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	if req.Source, err = readAgentFile("run", path); err != nil {
 		return err
 	}
+	binding, err := readToolBinding("run", rf)
+	if err != nil {
+		return err
+	}
 	opts := runOptions(env, rf)
+	opts.ToolBinding = binding
 	if !asJSON {
 		header := onceHeader(env, "run", path)
 		opts.OnExample = func(ex localpreview.ExampleResult) { header(); printAnswer(env.Stdout, ex) }

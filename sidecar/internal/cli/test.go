@@ -7,7 +7,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
-const testUsage = "kmx test FILE [--example ID]... [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--trials N | --from RUN] [--json] [--junit PATH]"
+const testUsage = "kmx test FILE [--example ID]... [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--trials N | --from RUN] [--json] [--junit PATH]"
 
 func runTest(ctx context.Context, env Env, args []string) error {
 	if len(args) > 0 && args[0] == "explain" {
@@ -26,6 +26,7 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	rf.registerConcurrency(fs)
 	fs.Var(&trials, "trials", fmt.Sprintf("run each example `N` times (1 to %d), each in a fresh Session; mixed outcomes are flaky", localpreview.MaxTrials))
 	fs.StringVar(&from, "from", "", "re-grade: evaluate the current assertions against the answers journaled by `RUN`, with zero agent model calls")
+	rf.registerToolBindings(fs)
 	pos, err := parseInterspersed(fs, args, testUsage)
 	if err != nil {
 		return err
@@ -41,8 +42,13 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	if from != "" && trials.n > 1 {
 		return usagef(testUsage, "kmx test: --trials and --from cannot be combined: a re-grade grades each journaled answer once")
 	}
+	binding, err := readToolBinding("test", rf)
+	if err != nil {
+		return err
+	}
 	opts := runOptions(env, rf)
 	opts.Trials, opts.FromRun = trials.n, from
+	opts.ToolBinding = binding
 	if !asJSON {
 		header := onceHeader(env, "test", path)
 		opts.OnExample = func(ex localpreview.ExampleResult) {

@@ -77,3 +77,35 @@ func TestCLIShowsToolCallsAndSources(t *testing.T) {
 		t.Errorf("a tool result reached the output")
 	}
 }
+
+// TestToolBindingsFlagRefusesAtStartup: kmx test, kmx run and kmx mcp read
+// --tool-bindings at startup; a malformed file (here: an endpoint other
+// than the fixed one, and a missing file) exits 2 naming the flag and the
+// file, and creates nothing in the state folder.
+func TestToolBindingsFlagRefusesAtStartup(t *testing.T) {
+	body := "---\ntools: [github_list_merged_prs]\n---\nReply with exactly `No pull requests were merged`.\n\n## Examples\n\n```yaml\n- id: weekly\n  input: What was merged?\n  assert:\n    - contains: merged\n```\n"
+	p := writeAgent(t, body)
+	bad := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(bad, []byte(`{"schemaVersion": "kmx.local-tools/v1", "bindings": [{"name": "github_list_merged_prs", "endpointRef": "e", "repository": "a/b"}], "endpoints": {"e": {"url": "https://example.com/mcp", "credentialEnv": "T"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := home(t)
+	for _, args := range [][]string{
+		{"test", p, "--model", "fake", "--tool-bindings", bad},
+		{"run", p, "--model", "fake", "--tool-bindings", bad},
+		{"mcp", "--tool-bindings", bad},
+		{"test", p, "--model", "fake", "--tool-bindings", bad + ".missing"},
+		{"test", p, "--model", "fake", "--tool-bindings", ""},
+	} {
+		r := kmx(t, h, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "tool-bindings") {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := kmx(t, h, "test", p, "--model", "fake", "--tool-bindings", bad); !strings.Contains(r.stderr, "not the one supported endpoint") {
+		t.Errorf("the refusal does not say what is wrong: %s", r.stderr)
+	}
+	if entries, _ := os.ReadDir(h); len(entries) != 0 {
+		t.Errorf("refusals created %d entries in the state folder", len(entries))
+	}
+}

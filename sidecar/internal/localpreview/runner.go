@@ -16,6 +16,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
@@ -67,6 +68,10 @@ type Options struct {
 	// one that trusts their TLS server). Redirects are refused whatever it
 	// says; nil dials the endpoint directly with the system's roots.
 	HTTPClient *http.Client
+	// ToolBinding is the --tool-bindings file, already read and checked
+	// (nil: no binding). Its credential variable is read once per
+	// invocation, and only when the file declares the bound tool Enabled.
+	ToolBinding *localtools.Binding
 
 	ExampleDeadline time.Duration
 	InvocationBound time.Duration
@@ -250,6 +255,9 @@ func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan
 			"concurrency %d is outside 1 to %d", opts.Concurrency, MaxConcurrency)
 	}
 	if err := prepareTools(req.Path, plan); err != nil {
+		return nil, err
+	}
+	if err := checkToolBinding(opts, req, plan); err != nil {
 		return nil, err
 	}
 	rt, err := resolveRoutes(ctx, opts, plan)

@@ -69,6 +69,35 @@ func prepareTools(path string, plan *Plan) error {
 	return nil
 }
 
+// checkToolBinding applies a --tool-bindings file to a run. The binding is
+// used only when the file declares the bound tool and kmx.yaml leaves it
+// Enabled; only then is its credential variable read, once, and refused
+// when it is missing or empty or when its value is in the agent file or
+// the input, all before the journal exists.
+//
+// This build has the binding file but not yet the live GitHub read, so an
+// Enabled bound tool is refused here, after every check, rather than being
+// offered as the unavailable stub behind the user's back.
+func checkToolBinding(opts Options, req Request, plan *Plan) error {
+	b := opts.ToolBinding
+	if b == nil || plan.tools.settings.State(b.Name) != localtools.Enabled {
+		return nil
+	}
+	texts := map[string]string{"the agent file": string(req.Source)}
+	if plan.AdHoc != nil {
+		texts["the input"] = *plan.AdHoc
+	}
+	if _, err := b.Credential(opts.Getenv, texts); err != nil {
+		var be *localtools.BindingError
+		if errors.As(err, &be) {
+			return refuse(be.Next(), "--tool-bindings %s", be.Error())
+		}
+		return fmt.Errorf("read the tool binding's credential: %w", err)
+	}
+	return refuse(fmt.Sprintf("run without --tool-bindings (recordings and the stub answer offline), or set %s: Disabled in kmx.yaml", b.Name),
+		"the live GitHub read for %s is not in this build yet: the binding file %s and its credential are valid, but nothing would answer the call", b.Name, b.Path)
+}
+
 // checkToolRoute refuses what the tool harness cannot run offline: tools on
 // any route but the fake model (tools on endpoints are future work), and a
 // fake directive to call a tool that nothing would answer but the stub.

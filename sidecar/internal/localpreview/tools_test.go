@@ -249,3 +249,70 @@ func TestConversationRefusesDeclaredTools(t *testing.T) {
 		t.Fatalf("err = %v, want a refusal naming the tools", err)
 	}
 }
+
+// TestToolBindingRefusesBeforeAnything: with --tool-bindings, an Enabled
+// bound tool reads its credential variable once, and every refusal (missing
+// or empty credential, the credential in the agent file or the input, and
+// the live read this build does not have yet) comes before the journal
+// exists. A Disabled or undeclared bound tool never reads the variable.
+func TestToolBindingRefusesBeforeAnything(t *testing.T) {
+	// Not credential-shaped: only the exact value identifies it.
+	tok := "opaque-test-value-" + strings.Repeat("7", 8)
+	binding := &localtools.Binding{Path: "tools.json", Name: localtools.GitHubTool, Repository: "octo/repo", URL: localtools.GitHubMCPURL, CredentialEnv: "KMX_TEST_GH"}
+	cases := []struct {
+		name, body, settings, value, want string
+		input                             *string
+		reads                             int
+	}{
+		{name: "missing credential", body: tooledAgent, want: "KMX_TEST_GH is not set or is empty", reads: 1},
+		{name: "credential in the agent file", body: strings.Replace(tooledAgent, "What was merged?", "What was merged? "+tok, 1), value: tok, want: "the agent file contains the value of KMX_TEST_GH", reads: 1},
+		{name: "credential in the input", body: tooledAgent, value: tok, input: &tok, want: "the input contains the value of KMX_TEST_GH", reads: 1},
+		{name: "valid, but no live read in this build", body: tooledAgent, value: tok, want: "not in this build yet", reads: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home := testutil.PrivateDir(t)
+			reads := 0
+			getenv := func(name string) string {
+				if name == "KMX_TEST_GH" {
+					reads++
+					return tc.value
+				}
+				return ""
+			}
+			req := toolAgent(t, tc.body, tc.settings)
+			req.Input = tc.input
+			_, r := mustRefuse(t, tc.input != nil, Options{StateDir: home, Model: "fake", Getenv: getenv, ToolBinding: binding}, req)
+			if !strings.Contains(r.Msg, tc.want) || r.Next == "" {
+				t.Errorf("refusal %q (next %q) does not say %q", r.Msg, r.Next, tc.want)
+			}
+			if strings.Contains(r.Msg+r.Next, tok) {
+				t.Error("the refusal quotes the credential")
+			}
+			if reads != tc.reads {
+				t.Errorf("read the credential variable %d times, want %d", reads, tc.reads)
+			}
+			if entries, _ := os.ReadDir(home); len(entries) != 0 {
+				t.Errorf("a refused run created %d entries", len(entries))
+			}
+		})
+	}
+	for _, tc := range []struct{ name, body, settings string }{
+		{"Disabled", tooledAgent, "tools:\n  github_list_merged_prs: Disabled\n"},
+		{"undeclared", strings.Replace(tooledAgent, "---\ntools: [github_list_merged_prs]\n---\n", "", 1), ""},
+	} {
+		t.Run(tc.name+" bound tool reads nothing", func(t *testing.T) {
+			home := testutil.PrivateDir(t)
+			getenv := func(name string) string {
+				if name == "KMX_TEST_GH" {
+					t.Errorf("read the credential variable of a %s tool", tc.name)
+				}
+				return ""
+			}
+			rep, err := Test(context.Background(), Options{StateDir: home, Model: "fake", Getenv: getenv, ToolBinding: binding}, toolAgent(t, tc.body, tc.settings))
+			if err != nil || rep.Verdict != VerdictPass {
+				t.Fatalf("Test = %v, %v", rep, err)
+			}
+		})
+	}
+}

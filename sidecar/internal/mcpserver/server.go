@@ -17,6 +17,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 )
 
 // Name is the server name clients see in initialize.
@@ -35,6 +36,9 @@ type Config struct {
 	// Concurrency is how many examples a Run or Test call runs at once
 	// (kmx mcp --concurrency); 0 means localpreview.DefaultConcurrency.
 	Concurrency int
+	// ToolBinding is kmx mcp --tool-bindings, read at startup (nil: none).
+	// No tool argument can supply or change a binding.
+	ToolBinding *localtools.Binding
 	// Getenv reads the server's environment (state folder, named credential
 	// variables). Nil reads nothing.
 	Getenv func(string) string
@@ -103,6 +107,7 @@ func (c Config) options(model string) localpreview.Options {
 		Concurrency:    c.Concurrency,
 		Trials:         c.trials,
 		FromRun:        c.fromRun,
+		ToolBinding:    c.ToolBinding,
 		Version:        c.Version,
 		NewExecutor:    c.NewExecutor,
 	}
