@@ -93,7 +93,7 @@ func TestReadBindingRefusesMalformedFiles(t *testing.T) {
 		{"credentialEnv list", swap(`"GITHUB_MCP_TOKEN"`, `["A", "B"]`), "is not the kmx.local-tools/v1 JSON"},
 		{"credential value as credentialEnv", swap(`GITHUB_MCP_TOKEN`, fakeToken()), "credential-shaped text (GitHub token)"},
 		{"credential value anywhere", swap(`octo-org/Hello.World`, "octo-org/"+fakeToken()), "credential-shaped text"},
-		{"bearer header", swap(`"GITHUB_MCP_TOKEN"`, `"GITHUB_MCP_TOKEN", "authorization": "Bearer abcdefghijklmnopqrstuvwxyz0123456789"`), "credential-shaped text"},
+		{"bearer header", swap(`"GITHUB_MCP_TOKEN"`, `"GITHUB_MCP_TOKEN", "authorization": "Bear`+`er abcdefghijklmnopqrstuvwxyz0123456789"`), "credential-shaped text"},
 		{"over 16 KiB", goodBinding + strings.Repeat(" ", MaxBindingsBytes), "at most 16 KiB"},
 	}
 	dir := t.TempDir()
