@@ -371,6 +371,43 @@ step("reload the window: the history is back without a model call", 180_000, asy
   assert.equal(await f.locator(".turn").count(), 2);
 });
 
+step("a tool-declaring file: the lens shows kmx.yaml's state, Run answers Disabled, the replay shows the call", 120_000, async () => {
+  // Copied in now, so the Test Explorer steps above see only their files.
+  const workspace = need("KMX_E2E_WORKSPACE");
+  const from = path.join(__dirname, "..", "..", "..", "testdata", "tools", "disabled");
+  const to = path.join(workspace, "tools-disabled");
+  fs.mkdirSync(to, { recursive: true });
+  for (const name of ["merged-prs.agent.md", "kmx.yaml"]) {
+    fs.copyFileSync(path.join(from, name), path.join(to, name));
+  }
+  await openFile("merged-prs.agent.md");
+  // A plain-text lens (no command) is not a link.
+  await page.locator(".codelens-decoration", { hasText: "tools: github_list_merged_prs: Disabled" }).first().waitFor({ timeout: 60_000 });
+  await shot("tool-lens-disabled");
+  await page.locator(".codelens-decoration a", { hasText: "▶ Run example" }).first().click();
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: 'kmx example "disabled": pass' });
+  await toast.waitFor({ timeout: 60_000 });
+  assert.match(await toast.innerText(), /disabled for this test/);
+  await palette("kmx: Show Run Replay");
+  // Other webviews may be open: find the one showing this run's tool trace.
+  let body = "";
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline && !body.includes("tools offered"); ) {
+    for (const f of page.frames()) {
+      const t = await f.locator("body").innerText({ timeout: 500 }).catch(() => "");
+      if (t.includes("tools offered") && t.includes("merged-prs")) {
+        body = t;
+      }
+    }
+    if (!body.includes("tools offered")) {
+      await page.waitForTimeout(500);
+    }
+  }
+  assert.ok(body.includes("tools offered"), "the replay panel shows the offered tools");
+  assert.ok(body.includes("This tool is disabled for this test."), "the replay panel shows the Disabled answer");
+  assert.ok(body.includes("live model calls during replay: 0"), "the replay made no live call");
+  await shot("tool-call-replay");
+});
+
 // kmx.sidecarPath is machine-scoped, so it is read from the Machine settings.
 function setMachineSetting(key, value) {
   const settings = JSON.parse(fs.readFileSync(machineSettings, "utf8"));
