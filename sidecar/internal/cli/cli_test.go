@@ -171,3 +171,19 @@ func TestRefusalPrintsNothingOnStdout(t *testing.T) {
 		}
 	}
 }
+
+// TestOversizedAgentFileIsRefused: one 8 MiB cap for every command that
+// reads an agent file, refused with what to change (exit 2).
+func TestOversizedAgentFileIsRefused(t *testing.T) {
+	h := home(t)
+	big := filepath.Join(t.TempDir(), "big.agent.md")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), 8<<20+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"check", big}, {"test", big}, {"run", big}, {"test", "explain", "--file", big}} {
+		r := kmx(t, h, args...)
+		if r.code != ExitRefusal || !strings.Contains(r.stderr, "larger than 8 MiB") || !strings.Contains(r.stderr, "next: ") {
+			t.Errorf("%v: exit %d\nstderr:\n%s", args, r.code, r.stderr)
+		}
+	}
+}

@@ -2,18 +2,24 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
 // readAgentFile reads an agent file for a command, as a usage error when it
 // cannot be read (exit 2: nothing ran).
 func readAgentFile(cmd, path string) ([]byte, error) {
-	src, err := os.ReadFile(path)
+	src, err := agentfile.ReadFile(path)
+	var tooLarge *agentfile.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, &RefusalError{Msg: fmt.Sprintf("kmx %s: %v", cmd, err), Next: tooLarge.Next()}
+	}
 	if err != nil {
 		return nil, usagef("check the path; kmx reads *.agent.md files", "kmx %s: cannot read %s: %v", cmd, path, unwrapPathError(err))
 	}

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
@@ -65,8 +65,11 @@ func runTestExplain(_ context.Context, env Env, args []string) error {
 	if clear {
 		return clearExplain(env, root, file, asJSON)
 	}
-	current, err := os.ReadFile(file)
+	current, err := agentfile.ReadFile(file)
+	var tooLarge *agentfile.TooLargeError
 	switch {
+	case errors.As(err, &tooLarge):
+		return &RefusalError{Msg: "kmx test explain: " + err.Error(), Next: tooLarge.Next()}
 	case errors.Is(err, fs.ErrNotExist):
 		// A deleted file's records can still be shown; all are history.
 		current = nil

@@ -11,15 +11,18 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
-const mcpUsage = "kmx mcp [--endpoint URL] [--key-env NAME] [--judge-endpoint URL] [--judge-key-env NAME] [--concurrency N] [--tool-bindings PATH]"
+const mcpUsage = "kmx mcp [--root DIR]... [--endpoint URL] [--key-env NAME] [--judge-endpoint URL] [--judge-key-env NAME] [--concurrency N] [--tool-bindings PATH]"
 
 // runMCP serves the MCP tools Run, Test and Explain on stdin/stdout until
-// the client closes stdin. Stdout carries only the protocol; the log goes
+// the client closes stdin. The tools read only *.agent.md files under the
+// --root folders (default: the working directory). Stdout carries only the protocol; the log goes
 // to stderr. The route settings are fixed here, at startup: no tool
 // argument can change an endpoint or a credential variable.
 func runMCP(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet("mcp")
 	var rf routeFlags
+	var roots stringList
+	fs.Var(&roots, "root", "`DIR` whose *.agent.md files the tools may read (repeatable; default the working directory)")
 	fs.StringVar(&rf.endpoint, "endpoint", "", "OpenAI-compatible base URL (HTTPS, or http://127.0.0.1 / http://[::1])")
 	fs.StringVar(&rf.keyEnv, "key-env", "", "NAME of the environment variable holding the endpoint's bearer credential")
 	fs.StringVar(&rf.judgeEndpoint, "judge-endpoint", "", "OpenAI-compatible base URL for llmJudge samples")
@@ -43,6 +46,10 @@ func runMCP(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	resolved, err := mcpserver.ResolveRoots(roots)
+	if err != nil {
+		return usagef("name an existing folder with --root, or drop it to use the working directory", "kmx mcp: %v", err)
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return usagef("use --log-level debug, info, warn or error", "kmx mcp: unknown log level %q", *level)
@@ -55,6 +62,8 @@ func runMCP(ctx context.Context, env Env, args []string) error {
 		Concurrency:   rf.concurrency.n,
 		ToolBinding:   binding,
 		Getenv:        env.Getenv,
+		Roots:         resolved,
+		ExplicitRoots: len(resolved) > 0,
 		Version:       Version,
 		Logger:        slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})),
 	})

@@ -4,20 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
 // CodeRequestFailed is LSP's RequestFailed (-32803): the request was well
 // formed but the work failed (not a refusal: those are results).
 const CodeRequestFailed jsonrpc2.Code = -32803
-
-// maxDiskSource bounds an agent file read from disk when it is not open.
-const maxDiskSource = 8 << 20
 
 // source is the text a run uses: the open buffer (what the user sees,
 // saved or not) or, for a file that is not open, the file on disk.
@@ -45,17 +42,13 @@ func (s *Server) source(method, uri string) (source, error) {
 	if path == "" {
 		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is neither open nor a file URI; open the file or save it to disk", method, uri)
 	}
-	f, err := os.Open(path)
+	text, err := agentfile.ReadFile(path)
+	var tooLarge *agentfile.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v; %s", method, err, tooLarge.Next())
+	}
 	if err != nil {
 		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: cannot read %s: %v; open the file in the editor or check the path", method, path, unwrapPathError(err))
-	}
-	defer f.Close()
-	text, err := io.ReadAll(io.LimitReader(f, maxDiskSource+1))
-	if err != nil {
-		return source{}, jsonrpc2.Errorf(CodeRequestFailed, "%s: reading %s failed: %v", method, path, unwrapPathError(err))
-	}
-	if len(text) > maxDiskSource {
-		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %s is larger than 8 MiB; an agent file should be far smaller", method, path)
 	}
 	return source{path: path, text: text}, nil
 }

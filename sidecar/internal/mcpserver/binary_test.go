@@ -38,7 +38,7 @@ func TestBinaryStdio(t *testing.T) {
 	bin := testutil.KMX(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.Command(bin, "mcp")
+	cmd := exec.Command(bin, append([]string{"mcp"}, rootArgs(t)...)...)
 	cmd.Env = childEnv(testutil.PrivateDir(t))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -106,6 +106,7 @@ func TestBinaryStartupRefusals(t *testing.T) {
 		{"http on every interface", []string{"--http", "0.0.0.0:0"}, []string{"not a loopback IP", "next: use --http 127.0.0.1:0"}},
 		{"a file argument", []string{"x.agent.md"}, []string{"unexpected argument", "next: "}},
 		{"an unknown flag", []string{"--model", "fake"}, []string{"flag provided but not defined"}},
+		{"a root that does not exist", []string{"--root", "/nonexistent-kmx-root"}, []string{"root /nonexistent-kmx-root", "next: name an existing folder"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,7 +141,7 @@ func TestBinaryRawStdio(t *testing.T) {
 	bin := testutil.KMX(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "mcp")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"mcp"}, rootArgs(t)...)...)
 	cmd.Env = childEnv(testutil.PrivateDir(t))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"runtime"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
@@ -30,22 +30,27 @@ func addExplain(srv *mcp.Server, cfg Config) {
 			"Retained diagnostics, not a test result.",
 		InputSchema: inputSchema[ExplainArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, func(_ context.Context, _ *mcp.CallToolRequest, in ExplainArgs) (*mcp.CallToolResult, *failures.Explanation, error) {
-		return explain(cfg, in)
+	}, func(ctx context.Context, r *mcp.CallToolRequest, in ExplainArgs) (*mcp.CallToolResult, *failures.Explanation, error) {
+		real, refused := cfg.confine(ctx, r.Session, "test explain", in.File)
+		if refused != nil {
+			return errorResult(refused), nil, nil
+		}
+		return explain(cfg, in, real)
 	})
 }
 
 // explain is kmx test explain --file FILE [--show-content] --json, as a tool.
-func explain(cfg Config, in ExplainArgs) (*mcp.CallToolResult, *failures.Explanation, error) {
-	if in.File == "" {
-		return errorResult(&refusal{msg: "kmx test explain: name the agent file in the file argument", next: "pass the absolute path of an *.agent.md file as file"}), nil, nil
-	}
+// The file was confined to the roots and resolved to real.
+func explain(cfg Config, in ExplainArgs, real string) (*mcp.CallToolResult, *failures.Explanation, error) {
 	root, err := state.Dir(cfg.Getenv, runtime.GOOS)
 	if err != nil {
 		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: "start kmx mcp with KMX_HOME set to the absolute path of a private folder"}), nil, nil
 	}
-	current, err := os.ReadFile(in.File)
+	current, err := agentfile.ReadFile(real)
+	var tooLarge *agentfile.TooLargeError
 	switch {
+	case errors.As(err, &tooLarge):
+		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: tooLarge.Next()}), nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		// A deleted file's records can still be shown; all are history.
 		current = nil

@@ -23,6 +23,7 @@ var announced = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/mcp`)
 // announced URL; the server stops when the test ends.
 func serveHTTP(t *testing.T, cfg mcpserver.Config) string {
 	t.Helper()
+	cfg.Roots, cfg.ExplicitRoots = testRoots(t), true
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)

@@ -163,7 +163,7 @@ func TestInspectorCLI(t *testing.T) {
 			defer cancel()
 			args := append([]string{nt.inspector, "--cli", "-e", "KMX_HOME=" + kmxHome}, tc.args...)
 			// "--" ends --tool-arg's list so the command is not read as one.
-			args = append(args, "--", bin, "mcp")
+			args = append(append(args, "--", bin, "mcp"), rootArgs(t)...)
 			cmd := exec.CommandContext(ctx, nt.node, args...)
 			cmd.Env = append(childEnv(kmxHome), "HOME="+home, "MCP_CATALOG_PATH="+filepath.Join(home, "mcp.json"))
 			var stdout, stderr bytes.Buffer
@@ -281,7 +281,7 @@ func TestConformance(t *testing.T) {
 // announces on stderr; the process is stopped when the test ends.
 func startHTTPBinary(t *testing.T, bin string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "mcp", "--http", "127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"mcp", "--http", "127.0.0.1:0"}, rootArgs(t)...)...)
 	cmd.Env = childEnv(testutil.PrivateDir(t))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -25,8 +25,8 @@ func addRun(srv *mcp.Server, cfg Config) {
 			"Each turn is journaled and verified by replay. The result is a local preview, not deployment qualification.",
 		InputSchema: inputSchema[RunArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in RunArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
-		return invoke(ctx, cfg, "run", in.File, localpreview.Request{Examples: in.Examples, Input: in.Input}, in.Model)
+	}, func(ctx context.Context, r *mcp.CallToolRequest, in RunArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
+		return invoke(ctx, cfg, r.Session, "run", in.File, localpreview.Request{Examples: in.Examples, Input: in.Input}, in.Model)
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
@@ -47,6 +48,13 @@ type Config struct {
 	// Logger receives the server's log; it must not write to the protocol
 	// stream. Nil discards.
 	Logger *slog.Logger
+	// Roots are the folders whose *.agent.md files the tools may read,
+	// absolute with symlinks resolved (see ResolveRoots). Empty means the
+	// working directory. ExplicitRoots says they were given (kmx mcp
+	// --root): the client's roots then narrow them instead of replacing
+	// them.
+	Roots         []string
+	ExplicitRoots bool
 	// NewExecutor replaces the journaled executor (tests only), as in
 	// localpreview.Options.
 	NewExecutor func(j *journal.Journal, p *localpreview.Plan) (localpreview.Executor, func(), error)
@@ -59,6 +67,9 @@ func New(cfg Config) *mcp.Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Roots) == 0 {
+		cfg.Roots, cfg.ExplicitRoots = workingDirRoot(), false
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "kmx (local preview)", Version: cfg.Version}, &mcp.ServerOptions{
 		Instructions: "kmx runs and tests single-file Markdown agents (*.agent.md) locally. " +
@@ -136,16 +147,18 @@ func (r *refusal) text() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// readAgentFile reads the file a tool names. A relative path is read from
-// the server's working directory, which an MCP client chooses, so the
-// refusal says where that is.
-func readAgentFile(tool, path string) ([]byte, error) {
-	if path == "" {
-		return nil, &refusal{msg: fmt.Sprintf("kmx %s: name one agent file in the file argument", tool), next: "pass the absolute path of an *.agent.md file as file"}
-	}
-	src, err := os.ReadFile(path)
+// readAgentFile reads the file a tool names (path, as named) from where
+// confine resolved it (real). A relative path is read from the server's
+// working directory, which an MCP client chooses, so the refusal says where
+// that is.
+func readAgentFile(tool, path, real string) ([]byte, error) {
+	src, err := agentfile.ReadFile(real)
 	if err == nil {
 		return src, nil
+	}
+	var tooLarge *agentfile.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, &refusal{msg: fmt.Sprintf("kmx %s: %v", tool, err), next: tooLarge.Next()}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -189,8 +202,12 @@ func errorResult(r *refusal) *mcp.CallToolResult {
 // turns the outcome into a tool result. A refusal is an isError result
 // carrying the refused report; a completed run is a normal result whatever
 // its verdict, with the verdict in the summary.
-func invoke(ctx context.Context, cfg Config, command string, file string, req localpreview.Request, model string) (*mcp.CallToolResult, *localpreview.Report, error) {
-	src, err := readAgentFile(command, file)
+func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command string, file string, req localpreview.Request, model string) (*mcp.CallToolResult, *localpreview.Report, error) {
+	real, r := cfg.confine(ctx, ss, command, file)
+	if r != nil {
+		return errorResult(r), nil, nil
+	}
+	src, err := readAgentFile(command, file, real)
 	if err != nil {
 		var r *refusal
 		if errors.As(err, &r) {

@@ -36,6 +36,26 @@ func fixture(t *testing.T, name string) string {
 	return p
 }
 
+// testRoots are the roots the in-process and binary servers are started
+// with: the fixtures and the temporary folder the tests write agents in.
+func testRoots(t *testing.T) []string {
+	t.Helper()
+	roots, err := mcpserver.ResolveRoots([]string{filepath.Dir(fixture(t, "pass.agent.md")), os.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return roots
+}
+
+// rootArgs are testRoots as kmx mcp flags.
+func rootArgs(t *testing.T) []string {
+	var args []string
+	for _, r := range testRoots(t) {
+		args = append(args, "--root", r)
+	}
+	return args
+}
+
 func envWith(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
@@ -43,15 +63,35 @@ func envWith(vars map[string]string) func(string) string {
 // connect starts the server in-process and returns a connected go-sdk client.
 func connect(t *testing.T, cfg mcpserver.Config) *mcp.ClientSession {
 	t.Helper()
+	return connectWithRoots(t, cfg)
+}
+
+// connectWithRoots is connect with a client that offers the given folders
+// as its MCP roots (none: a client with no roots).
+func connectWithRoots(t *testing.T, cfg mcpserver.Config, clientRoots ...string) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	if cfg.Roots == nil {
+		cfg.Roots, cfg.ExplicitRoots = testRoots(t), true
+	}
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := mcpserver.New(cfg).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatalf("server connect: %v", err)
 	}
 	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "kmx-test", Version: "0"}, nil).Connect(ctx, ct, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "kmx-test", Version: "0"}, nil)
+	for _, r := range clientRoots {
+		client.AddRoots(&mcp.Root{URI: "file://" + filepath.ToSlash(r)})
+	}
+	var opts *mcp.ClientSessionOptions
+	if len(clientRoots) > 0 {
+		// From protocol 2026-07-28 on, a server may not ask for roots
+		// during a call; the clients that offer roots speak an earlier one.
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	}
+	cs, err := client.Connect(ctx, ct, opts)
 	if err != nil {
 		t.Fatalf("client connect: %v", err)
 	}

@@ -27,9 +27,9 @@ func addTest(srv *mcp.Server, cfg Config) {
 			"The result is a local preview, not deployment qualification.",
 		InputSchema: inputSchema[TestArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in TestArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
+	}, func(ctx context.Context, r *mcp.CallToolRequest, in TestArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
 		c := cfg
 		c.trials, c.fromRun = in.Trials, in.FromRun
-		return invoke(ctx, c, "test", in.File, localpreview.Request{Examples: in.Examples}, in.Model)
+		return invoke(ctx, c, r.Session, "test", in.File, localpreview.Request{Examples: in.Examples}, in.Model)
 	})
 }

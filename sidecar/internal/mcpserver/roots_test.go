@@ -1,0 +1,138 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+)
+
+const okAgent = "---\nmodel: fake\n---\nReply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: a\n  input: hi\n  assert:\n    - contains: ok\n```\n"
+
+func writeFile(t *testing.T, path, body string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func resolved(t *testing.T, dirs ...string) []string {
+	t.Helper()
+	r, err := mcpserver.ResolveRoots(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestToolsStayInsideTheirRoots: Run, Test and Explain read only *.agent.md
+// files inside the server's roots (symlinks resolved), and refuse any other
+// path before reading it, in words that do not say whether it exists.
+func TestToolsStayInsideTheirRoots(t *testing.T) {
+	base := t.TempDir()
+	inside, outside := filepath.Join(base, "in"), filepath.Join(base, "out")
+	ok := writeFile(t, filepath.Join(inside, "ok.agent.md"), okAgent)
+	writeFile(t, filepath.Join(inside, "notes.md"), okAgent)
+	secret := writeFile(t, filepath.Join(outside, "secret.agent.md"), okAgent)
+	if err := os.Symlink(secret, filepath.Join(inside, "link.agent.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(inside, "door")); err != nil {
+		t.Fatal(err)
+	}
+	home := testutil.PrivateDir(t)
+	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home}), Roots: resolved(t, inside), ExplicitRoots: true})
+
+	if res := call(t, cs, "Test", map[string]any{"file": ok}); res.IsError || !strings.Contains(text(res), "verdict pass") {
+		t.Fatalf("a file inside the root: %s", text(res))
+	}
+	refused := []string{
+		"/etc/passwd",
+		secret,
+		filepath.Join(outside, "missing.agent.md"),
+		filepath.Join(inside, "..", "out", "secret.agent.md"),
+		filepath.Join(inside, "link.agent.md"),
+		filepath.Join(inside, "door", "secret.agent.md"),
+		filepath.Join(inside, "door", "missing.agent.md"),
+		filepath.Join(inside, "notes.md"),
+	}
+	for _, tool := range []string{"Run", "Test", "Explain"} {
+		var shapes []string
+		for _, f := range refused {
+			res := call(t, cs, tool, map[string]any{"file": f})
+			got := text(res)
+			if !res.IsError || !strings.Contains(got, "is not an *.agent.md file inside this server's roots") || !strings.Contains(got, "next: ") {
+				t.Errorf("%s %s: isError %v\n%s", tool, f, res.IsError, got)
+			}
+			if raw, _ := json.Marshal(res); strings.Contains(string(raw), "revision") || strings.Contains(got, "sha256") {
+				t.Errorf("%s %s: a refused file's content or hash leaked:\n%s", tool, f, got)
+			}
+			shapes = append(shapes, strings.ReplaceAll(got, f, "FILE"))
+		}
+		// Existing and missing files outside the roots read the same.
+		for i := 1; i < len(shapes); i++ {
+			if shapes[i] != shapes[0] {
+				t.Errorf("%s: refusal for %s differs from %s:\n%s\n%s", tool, refused[i], refused[0], shapes[i], shapes[0])
+			}
+		}
+	}
+	// Nothing outside was journaled or read: no run for the secret agent.
+	if entries, _ := os.ReadDir(filepath.Join(home, "local-preview", "journals")); len(entries) > 2 {
+		t.Errorf("refused calls created journals: %d entries", len(entries))
+	}
+}
+
+// TestClientRootsNarrowOrReplace: a client's MCP roots replace the working
+// directory default, and narrow roots given with --root.
+func TestClientRootsNarrowOrReplace(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	inA := writeFile(t, filepath.Join(a, "x.agent.md"), okAgent)
+	inB := writeFile(t, filepath.Join(b, "y.agent.md"), okAgent)
+	env := envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t)})
+
+	// Default roots (as if the working directory were b); the client says a.
+	cs := connectWithRoots(t, mcpserver.Config{Version: "test", Getenv: env, Roots: resolved(t, b)}, a)
+	if res := call(t, cs, "Test", map[string]any{"file": inA}); res.IsError {
+		t.Errorf("client root a replaces the default: %s", text(res))
+	}
+	if res := call(t, cs, "Test", map[string]any{"file": inB}); !res.IsError {
+		t.Errorf("b is no longer a root once the client names its roots")
+	}
+
+	// --root base; the client says a: only a.
+	cs = connectWithRoots(t, mcpserver.Config{Version: "test", Getenv: env, Roots: resolved(t, base), ExplicitRoots: true}, a)
+	if res := call(t, cs, "Test", map[string]any{"file": inA}); res.IsError {
+		t.Errorf("a is inside both: %s", text(res))
+	}
+	if res := call(t, cs, "Test", map[string]any{"file": inB}); !res.IsError {
+		t.Errorf("b is inside --root but not the client's roots")
+	}
+
+	// --root b; the client says a: nothing.
+	cs = connectWithRoots(t, mcpserver.Config{Version: "test", Getenv: env, Roots: resolved(t, b), ExplicitRoots: true}, a)
+	if res := call(t, cs, "Test", map[string]any{"file": inA}); !res.IsError {
+		t.Errorf("a client cannot widen --root")
+	}
+}
+
+// TestOversizedFileIsRefused: the 8 MiB cap applies to MCP too.
+func TestOversizedFileIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	big := writeFile(t, filepath.Join(dir, "big.agent.md"), strings.Repeat("x", 8<<20+1))
+	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t)}), Roots: resolved(t, dir), ExplicitRoots: true})
+	for _, tool := range []string{"Test", "Explain"} {
+		res := call(t, cs, tool, map[string]any{"file": big})
+		if !res.IsError || !strings.Contains(text(res), "larger than 8 MiB") {
+			t.Errorf("%s: %s", tool, text(res))
+		}
+	}
+}
