@@ -465,6 +465,12 @@ func TestCompatibleRefusedBodiesLeaveNoTrace(t *testing.T) {
 			return chatReply{body: `{"model":"` + c.Model + `","choices":[{"message":{"role":"assistant","content":"x","refusal":"` + marker + `"},"finish_reason":"stop"}]}`}
 		}},
 		{"truncated json", func(c chatCall) chatReply { return chatReply{body: okBody(c.Model, marker)[:60]} }},
+		{"status 200 with an error object beside the answer", func(c chatCall) chatReply {
+			return chatReply{body: strings.TrimSuffix(okBody(c.Model, marker), "}") + `,"error":{"message":"` + marker + `"}}`}
+		}},
+		{"status 200 with only an error object", func(chatCall) chatReply {
+			return chatReply{body: `{"error":{"message":"` + marker + `","type":"server_error"}}`}
+		}},
 		{"redirect", func(chatCall) chatReply {
 			return chatReply{status: 302, location: "/elsewhere/" + marker, body: marker}
 		}},

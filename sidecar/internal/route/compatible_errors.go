@@ -60,6 +60,9 @@ const (
 	// ClassToolCall: the reply carries a tool or function call (any key
 	// spelling, or finish_reason tool_calls/function_call).
 	ClassToolCall ReplyClass = "tool-call"
+	// ClassErrorObject: the reply (status 200) carries a top-level error
+	// object, with or without an answer beside it.
+	ClassErrorObject ReplyClass = "error-object"
 	// ClassRefusal: the reply carries a non-empty refusal.
 	ClassRefusal ReplyClass = "refusal"
 	// ClassTruncated: finish_reason is "length": the answer was cut off.
@@ -105,6 +108,8 @@ func (c ReplyClass) text() string {
 		return "the reply repeats a key in one object (exactly or as a case-insensitive alias)"
 	case ClassToolCall:
 		return "the reply carries a tool call, which the tool-free path does not execute"
+	case ClassErrorObject:
+		return "the endpoint answered 200 but its reply carries an error object, so it is not a clean answer"
 	case ClassRefusal:
 		return "the model refused to answer"
 	case ClassTruncated:

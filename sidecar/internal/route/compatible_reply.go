@@ -155,6 +155,13 @@ func walkReply(body []byte) error {
 					return err
 				}
 				top.wantKey = true
+			case norm == "error" && len(stack) == 1:
+				// A 200 that also reports an error (some gateways do, with
+				// or without an answer beside it) is not a clean answer.
+				if err := noErrorObject(dec); err != nil {
+					return err
+				}
+				top.wantKey = true
 			}
 			continue
 		}
@@ -221,6 +228,19 @@ func noRefusal(dec *json.Decoder) error {
 		return nil
 	}
 	return replyErr(ClassRefusal, "")
+}
+
+// noErrorObject reads the value of a top-level error key: only null or ""
+// mean none.
+func noErrorObject(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return tokenErr(err)
+	}
+	if s, ok := tok.(string); tok == nil || (ok && s == "") {
+		return nil
+	}
+	return replyErr(ClassErrorObject, "")
 }
 
 // normKey lower-cases a key and drops '_' and '-', so tool_calls, toolCalls,

@@ -179,6 +179,12 @@ func TestDecodeReply(t *testing.T) {
 		{"refusal null", `{"model":"kmx-test-model","choices":[{"message":{"content":"a","refusal":null},"finish_reason":"stop"}]}`, ""},
 		{"refusal empty object", `{"model":"kmx-test-model","choices":[{"message":{"content":"a","refusal":{}},"finish_reason":"stop"}]}`, ClassRefusal},
 		{"model other", okReply("other", "a"), ClassModel},
+		{"error object alone", `{"error":{"message":"overloaded","type":"server_error"}}`, ClassErrorObject},
+		{"error object beside an answer", `{"model":"kmx-test-model","choices":[{"message":{"content":"a"},"finish_reason":"stop"}],"error":{"message":"partial"}}`, ClassErrorObject},
+		{"error object before the answer", `{"Error":"quota","model":"kmx-test-model","choices":[{"message":{"content":"a"},"finish_reason":"stop"}]}`, ClassErrorObject},
+		{"error empty object", `{"model":"kmx-test-model","error":{},"choices":[{"message":{"content":"a"},"finish_reason":"stop"}]}`, ClassErrorObject},
+		{"error null is no error", `{"model":"kmx-test-model","error":null,"choices":[{"message":{"content":"a"},"finish_reason":"stop"}]}`, ""},
+		{"nested error key is not the reply's error", `{"model":"kmx-test-model","choices":[{"message":{"content":"a"},"finish_reason":"stop","logprobs":{"error":1}}]}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
