@@ -104,11 +104,22 @@ function decidingMessages(ex: ExampleResult, word: "failed" | "inconclusive"): O
       text: `${head}: assertion ${a.index + 1} (${a.type}) ${a.outcome}: ${a.message}${scoresText(a)}`,
       range: ex.decidingRange ?? ex.range,
     };
-    if (a.expected !== undefined) {
-      m.expected = a.expected;
-    }
-    if (a.actual !== undefined) {
-      m.actual = a.actual;
+    if (word === "inconclusive") {
+      // No diff for an unknown outcome: "scores none, none" beside
+      // "score >= 70" reads as a comparison that failed. Say it in words.
+      if (a.expected !== undefined) {
+        m.text += `\nneeded: ${a.expected}`;
+      }
+      if (a.actual !== undefined) {
+        m.text += `\ngot: ${a.actual}`;
+      }
+    } else {
+      if (a.expected !== undefined) {
+        m.expected = a.expected;
+      }
+      if (a.actual !== undefined) {
+        m.actual = a.actual;
+      }
     }
     out.push(m);
   }

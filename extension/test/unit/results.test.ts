@@ -45,9 +45,9 @@ describe("outcomeOf", () => {
     { name: "fail points at the deciding assertion", in: failing, kind: "failed", textHas: ["assertion 1 (contains)", "billing: failed"], firstRangeLine: 20 },
     {
       name: "unknown is errored and says inconclusive",
-      in: ex({ id: "judged", verdict: "unknown", message: "a judge sample was inconclusive", deciding: 0, decidingRange: rng(25), assertions: [{ index: 0, type: "llmJudge", outcome: "unknown", message: "inconclusive sample", scores: [null, 100], threshold: 70 }] }),
+      in: ex({ id: "judged", verdict: "unknown", message: "a judge sample was inconclusive", deciding: 0, decidingRange: rng(25), assertions: [{ index: 0, type: "llmJudge", outcome: "unknown", message: "inconclusive sample", scores: [null, 100], threshold: 70, expected: "score >= 70 from both samples", actual: "scores none, 100" }] }),
       kind: "errored",
-      textHas: ["inconclusive", "scores none, 100; threshold 70"],
+      textHas: ["inconclusive", "scores none, 100; threshold 70", "needed: score >= 70 from both samples", "got: scores none, 100"],
       firstRangeLine: 25,
     },
     { name: "unknown without a deciding assertion still says inconclusive", in: ex({ verdict: "unknown", message: "not sent: cancelled" }), kind: "errored", textHas: ["inconclusive", "not sent: cancelled"], firstRangeLine: 12 },

@@ -195,7 +195,7 @@ func evalLLMJudge(ctx context.Context, r AssertionResult, a agentfile.Assertion,
 	}
 	r.Actual = scoresText(r.Scores)
 	if inconclusive {
-		r.Message = "a judge sample was inconclusive (score null); make the rubric one the judge can apply"
+		r.Message = inconclusiveText(r.Scores)
 		return r
 	}
 	passed := 0
@@ -210,9 +210,25 @@ func evalLLMJudge(ctx context.Context, r AssertionResult, a agentfile.Assertion,
 	case 0:
 		r.Outcome, r.Message = Fail, fmt.Sprintf("both judge samples scored below %d", threshold)
 	default:
-		r.Message = fmt.Sprintf("judges disagree: one sample scored at least %d and one below", threshold)
+		r.Message = fmt.Sprintf("the judges disagree: one sample scored at least %d and one below, so this is unknown, neither a pass nor a fail; make the rubric more decisive", threshold)
 	}
 	return r
+}
+
+// inconclusiveText says in words why a judged assertion with a null score
+// is unknown.
+func inconclusiveText(scores []*int) string {
+	var none []string
+	for i, sc := range scores {
+		if sc == nil {
+			none = append(none, strconv.Itoa(i+1))
+		}
+	}
+	who := "judge sample " + strings.Join(none, " and ") + " of " + strconv.Itoa(len(scores)) + " gave no score"
+	if len(none) == len(scores) {
+		who = "no judge sample gave a score"
+	}
+	return who + " (the judge said the rubric cannot be applied to this answer), so this is inconclusive: unknown, not a pass; make the rubric one the judge can apply"
 }
 
 // scoresText renders sample scores for Actual: "scores 100, 40"; a sample
