@@ -10,7 +10,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
-const checkUsage = "kmx check FILE... [--json]"
+const checkUsage = "kmx check FILE|FOLDER... [--shard K/N] [--json]"
 
 // checkedFile is one file's entry in `kmx check --json`.
 type checkedFile struct {
@@ -26,14 +26,18 @@ type checkedFile struct {
 func runCheck(_ context.Context, env Env, args []string) error {
 	fs := newFlagSet("check")
 	var asJSON bool
+	var shard string
 	fs.BoolVar(&asJSON, "json", false, "print diagnostics as JSON")
-	paths, err := parseInterspersed(fs, args, checkUsage)
+	fs.StringVar(&shard, "shard", "", "check only shard `K/N` of the files (stable across machines, for a CI matrix)")
+	pos, err := parseInterspersed(fs, args, checkUsage)
 	if err != nil {
 		return err
 	}
-	if len(paths) == 0 {
-		return usagef(checkUsage, "kmx check: name at least one agent file")
+	set, err := agentFiles("check", pos, shard, checkUsage)
+	if err != nil {
+		return err
 	}
+	paths := set.paths
 	// Read every file first: an unreadable one is a usage error, and no
 	// partial report is printed.
 	// Either file of an agent pair may be named; the other is read too.
@@ -48,7 +52,7 @@ func runCheck(_ context.Context, env Env, args []string) error {
 			return usagef("check the path; kmx reads *.agent.md files and their *.agent.examples.yaml siblings", "kmx check: %v", err)
 		}
 	}
-	var files []checkedFile
+	files := []checkedFile{}
 	errorsFound, unfinished := 0, 0
 	for i, p := range paths {
 		res := results[i]

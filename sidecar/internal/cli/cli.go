@@ -74,12 +74,17 @@ func report(env Env, err error) int {
 		return ExitOK
 	}
 	if _, ok := err.(*FailureError); !ok {
-		fmt.Fprintf(env.Stderr, "kmx: %s\n", strings.TrimPrefix(err.Error(), "kmx: "))
-		if next := nextStep(err); next != "" {
-			fmt.Fprintf(env.Stderr, "next: %s\n", next)
-		}
+		printProblem(env, err)
 	}
 	return exitCode(err)
+}
+
+// printProblem prints an error and its next step on stderr.
+func printProblem(env Env, err error) {
+	fmt.Fprintf(env.Stderr, "kmx: %s\n", strings.TrimPrefix(err.Error(), "kmx: "))
+	if next := nextStep(err); next != "" {
+		fmt.Fprintf(env.Stderr, "next: %s\n", next)
+	}
 }
 
 func printUsage(w io.Writer) {

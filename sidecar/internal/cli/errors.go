@@ -34,6 +34,9 @@ func (e *RefusalError) Error() string { return e.Msg }
 // printed; it carries no text of its own beyond a summary.
 type FailureError struct {
 	Msg string
+	// Exit, when set, is the exit code instead of ExitFailure: a command
+	// over many files exits with the worst of them after printing each.
+	Exit int
 }
 
 func (e *FailureError) Error() string { return e.Msg }
@@ -51,6 +54,9 @@ func exitCode(err error) int {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &f):
+		if f.Exit != 0 {
+			return f.Exit
+		}
 		return ExitFailure
 	case errors.As(err, &u), errors.As(err, &r):
 		return ExitRefusal

@@ -57,9 +57,15 @@ func finish(env Env, rep *localpreview.Report, err error, asJSON bool) error {
 			return fmt.Errorf("write report: %w", encErr)
 		}
 	}
+	return verdictError(env, rep, err, !asJSON)
+}
+
+// verdictError maps a runner outcome to the CLI's error, printing a refusal's
+// diagnostics on stderr when diagnostics is set.
+func verdictError(env Env, rep *localpreview.Report, err error, diagnostics bool) error {
 	if err != nil {
 		if r, ok := localpreview.AsRefusal(err); ok {
-			if !asJSON {
+			if diagnostics {
 				printRefusalDiagnostics(env.Stderr, rep, r)
 			}
 			return &RefusalError{Msg: r.Msg, Next: r.Next}

@@ -181,3 +181,14 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// worstExit is the exit code of a command over many files: the worst one.
+func worstExit(errs []error) error {
+	var worst error
+	for _, err := range errs {
+		if err != nil && (worst == nil || exitCode(err) > exitCode(worst)) {
+			worst = err
+		}
+	}
+	return worst
+}

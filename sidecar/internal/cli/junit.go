@@ -49,9 +49,18 @@ type junitProblem struct {
 	Text    string `xml:",chardata"`
 }
 
-// writeJUnit writes the report as JUnit XML. Unknown is never a pass: it is
-// an <error> whose message says "inconclusive"; refused is an <error> too.
-func writeJUnit(path string, rep *localpreview.Report) error {
+// writeJUnit writes the reports as JUnit XML, a testsuite per file. Unknown
+// is never a pass: it is an <error> whose message says "inconclusive";
+// refused is an <error> too.
+func writeJUnit(path string, reps []*localpreview.Report) error {
+	var doc junitSuites
+	for _, rep := range reps {
+		doc.Suites = append(doc.Suites, junitSuiteOf(rep))
+	}
+	return writeXML(path, doc)
+}
+
+func junitSuiteOf(rep *localpreview.Report) junitSuite {
 	suite := junitSuite{
 		Name:  rep.Agent.Path,
 		Tests: len(rep.Examples),
@@ -78,7 +87,19 @@ func writeJUnit(path string, rep *localpreview.Report) error {
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
-	out, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{suite}}, "", "  ")
+	if len(rep.Examples) == 0 && rep.Refusal != nil {
+		// A file refused before any example was selected (an invalid
+		// file) still shows in CI, as one errored case.
+		suite.Tests, suite.Errors = 1, 1
+		suite.Cases = []junitCase{{Name: "(file)", Classname: rep.Agent.Path, Time: seconds(0),
+			Error: &junitProblem{Message: "refused: " + rep.Refusal.Message, Type: "refused", Text: rep.Refusal.Message + "\nnext: " + rep.Refusal.Next}}}
+	}
+	return suite
+}
+
+// writeXML writes a JUnit document beside path and renames it into place.
+func writeXML(path string, doc junitSuites) error {
+	out, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode JUnit report: %w", err)
 	}

@@ -2,12 +2,35 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 )
 
-const testUsage = "kmx test FILE [--example ID]... [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--trials N | --from RUN] [--json] [--junit PATH]"
+const testUsage = "kmx test FILE|FOLDER... [--shard K/N] [--example ID]... [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--trials N | --from RUN] [--json] [--junit PATH]"
+
+// TestFilesSchema versions the combined JSON of kmx test over several files.
+const TestFilesSchema = "kmx.test.files/v1"
+
+// testedFiles is kmx test --json over a folder, several files or a shard:
+// one report per file, each its own invocation and journal.
+type testedFiles struct {
+	Schema string                 `json:"schema"`
+	Label  string                 `json:"label"`
+	Files  []*localpreview.Report `json:"files"`
+}
+
+// testFlags are what every file of one kmx test invocation is tested with.
+type testFlags struct {
+	rf       routeFlags
+	examples []string
+	trials   int
+	from     string
+	asJSON   bool
+	binding  *localtools.Binding
+}
 
 func runTest(ctx context.Context, env Env, args []string) error {
 	if len(args) > 0 && args[0] == "explain" {
@@ -15,15 +38,16 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	}
 	fs := newFlagSet("test")
 	var examples stringList
-	var rf routeFlags
-	var asJSON bool
-	var junit, from string
+	var tf testFlags
+	var junit, from, shard string
 	var trials trialsFlag
 	fs.Var(&examples, "example", "example `ID` to test (repeatable); default all")
-	fs.BoolVar(&asJSON, "json", false, "print the safe JSON report")
-	fs.StringVar(&junit, "junit", "", "also write a JUnit XML report to `PATH`")
-	rf.register(fs)
-	rf.registerConcurrency(fs)
+	fs.BoolVar(&tf.asJSON, "json", false, "print the safe JSON report (one per file, combined, for several files)")
+	fs.StringVar(&junit, "junit", "", "also write a JUnit XML report to `PATH` (a testsuite per file)")
+	fs.StringVar(&shard, "shard", "", "test only shard `K/N` of the files (stable across machines, for a CI matrix)")
+	tf.rf.register(fs)
+	tf.rf.registerConcurrency(fs)
+	tf.rf.registerToolBindings(fs)
 	fs.Var(&trials, "trials", fmt.Sprintf("run each example `N` times (1 to %d), each in a fresh Session; mixed outcomes are flaky", localpreview.MaxTrials))
 	fs.StringVar(&from, "from", "", "re-grade: evaluate the current assertions against the answers journaled by `RUN`, with zero agent model calls")
 	rf.registerToolBindings(fs)
@@ -31,25 +55,83 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := oneFile("test", pos, testUsage)
-	if err != nil {
-		return err
-	}
-	src, err := readAgentFile("test", path)
+	set, err := agentFiles("test", pos, shard, testUsage)
 	if err != nil {
 		return err
 	}
 	if from != "" && trials.n > 1 {
 		return usagef(testUsage, "kmx test: --trials and --from cannot be combined: a re-grade grades each journaled answer once")
 	}
-	binding, err := readToolBinding("test", rf)
-	if err != nil {
+	tf.examples, tf.trials, tf.from = examples, trials.n, from
+	if tf.binding, err = readToolBinding("test", tf.rf); err != nil {
 		return err
 	}
-	opts := runOptions(env, rf)
-	opts.Trials, opts.FromRun = trials.n, from
-	opts.ToolBinding = binding
-	if !asJSON {
+	// Read every file first: an unreadable one is a usage error, and
+	// nothing runs.
+	sources := make([][]byte, len(set.paths))
+	for i, p := range set.paths {
+		if sources[i], err = readAgentFile("test", p); err != nil {
+			return err
+		}
+	}
+	asJSON := tf.asJSON
+	if !set.many {
+		rep, runErr := testOne(ctx, env, tf, set.paths[0], sources[0])
+		if junit != "" && rep != nil {
+			if err := writeJUnit(junit, []*localpreview.Report{rep}); err != nil {
+				return err
+			}
+		}
+		return finish(env, rep, runErr, asJSON)
+	}
+	var reps []*localpreview.Report
+	var errs []error
+	for i, p := range set.paths {
+		if i > 0 && !asJSON {
+			fmt.Fprintln(env.Stdout)
+		}
+		rep, runErr := testOne(ctx, env, tf, p, sources[i])
+		if rep != nil {
+			reps = append(reps, rep)
+		}
+		err := verdictError(env, rep, runErr, !asJSON)
+		if err != nil && !asJSON {
+			printProblem(env, err)
+		}
+		errs = append(errs, err)
+	}
+	if !asJSON && len(set.paths) == 0 {
+		fmt.Fprintf(env.Stdout, "kmx test: shard %s holds none of the files\n", shard)
+	}
+	if asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if reps == nil {
+			reps = []*localpreview.Report{}
+		}
+		if err := enc.Encode(testedFiles{Schema: TestFilesSchema, Label: localpreview.Label, Files: reps}); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	if junit != "" {
+		if err := writeJUnit(junit, reps); err != nil {
+			return err
+		}
+	}
+	if worst := worstExit(errs); worst != nil {
+		// Each file's problem was printed as it happened.
+		return &FailureError{Msg: "kmx test: " + plural(len(set.paths), "file"), Exit: exitCode(worst)}
+	}
+	return nil
+}
+
+// testOne tests one file and prints its human output (header, a line per
+// example, trials and re-grade lines, footer) unless asJSON.
+func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte) (*localpreview.Report, error) {
+	opts := runOptions(env, tf.rf)
+	opts.Trials, opts.FromRun = tf.trials, tf.from
+	opts.ToolBinding = tf.binding
+	if !tf.asJSON {
 		header := onceHeader(env, "test", path)
 		opts.OnExample = func(ex localpreview.ExampleResult) {
 			header()
@@ -63,15 +145,10 @@ func runTest(ctx context.Context, env Env, args []string) error {
 			}
 		}
 	}
-	rep, runErr := localpreview.Test(ctx, opts, localpreview.Request{Path: path, Source: src, Examples: examples})
-	if junit != "" && rep != nil {
-		if err := writeJUnit(junit, rep); err != nil {
-			return err
-		}
-	}
-	if runErr == nil && !asJSON {
+	rep, runErr := localpreview.Test(ctx, opts, localpreview.Request{Path: path, Source: src, Examples: tf.examples})
+	if runErr == nil && !tf.asJSON {
 		printTrialsAndRegrade(env.Stdout, rep)
 		printFooter(env.Stdout, rep)
 	}
-	return finish(env, rep, runErr, asJSON)
+	return rep, runErr
 }
