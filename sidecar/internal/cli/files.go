@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"io/fs"
 	"os"
@@ -102,7 +101,7 @@ func parseShard(s string) (k, n int, err error) {
 	k, kerr := strconv.Atoi(ks)
 	n, nerr := strconv.Atoi(ns)
 	if kerr != nil || nerr != nil || n < 1 || k < 1 || k > n {
-		return 0, 0, fmt.Errorf("K and N must be whole numbers with 1 <= K <= N")
+		return 0, 0, errors.New("k and n must be whole numbers with 1 <= k <= n")
 	}
 	return k, n, nil
 }

@@ -165,9 +165,13 @@ func clientRoots(ctx context.Context, ss *mcp.ServerSession) []string {
 	// The SDK cannot tell "roots: {}" from no roots capability once decoded,
 	// so a client is asked only when it says its roots can change (what the
 	// editors that offer roots say).
+	// Roots are deprecated from protocol 2026-07-28 on, but the clients
+	// that offer them speak earlier versions, and honouring them is asked.
+	//lint:ignore SA1019 see above
 	if p == nil || p.Capabilities == nil || (p.Capabilities.RootsV2 == nil && !p.Capabilities.Roots.ListChanged) {
 		return nil
 	}
+	//lint:ignore SA1019 see above
 	res, err := ss.ListRoots(ctx, nil)
 	if err != nil || res == nil {
 		return nil

@@ -83,6 +83,7 @@ func connectWithRoots(t *testing.T, cfg mcpserver.Config, clientRoots ...string)
 	t.Cleanup(func() { _ = ss.Close() })
 	client := mcp.NewClient(&mcp.Implementation{Name: "kmx-test", Version: "0"}, nil)
 	for _, r := range clientRoots {
+		//lint:ignore SA1019 the clients that offer roots speak protocols before their deprecation
 		client.AddRoots(&mcp.Root{URI: "file://" + filepath.ToSlash(r)})
 	}
 	var opts *mcp.ClientSessionOptions
@@ -197,6 +198,7 @@ func TestListTools(t *testing.T) {
 }
 
 func TestCalls(t *testing.T) {
+	missingInRoot := filepath.Join(filepath.Dir(fixture(t, "pass.agent.md")), "missing.agent.md")
 	tests := []struct {
 		name        string
 		tool        string
@@ -259,13 +261,13 @@ func TestCalls(t *testing.T) {
 		},
 		{
 			name: "a missing file is refused", tool: "Run",
-			args: map[string]any{"file": "/nonexistent/missing.agent.md"}, wantError: true,
-			wantText: []string{"kmx run: cannot read /nonexistent/missing.agent.md", "next: check the path"},
+			args: map[string]any{"file": missingInRoot}, wantError: true,
+			wantText: []string{"kmx run: cannot read " + missingInRoot, "next: check the path"},
 		},
 		{
-			name: "a missing relative file names the working directory", tool: "Test",
+			name: "a relative file outside the roots is refused like any other", tool: "Test",
 			args: map[string]any{"file": "missing.agent.md"}, wantError: true,
-			wantText: []string{"kmx test: cannot read missing.agent.md", "next: pass an absolute path", "working directory"},
+			wantText: []string{"kmx test: missing.agent.md is not an *.agent.md file inside this server's roots", "next: pass an *.agent.md file under"},
 		},
 		{
 			name: "an empty file argument is refused", tool: "Test",
