@@ -68,7 +68,7 @@ func runCheck(_ context.Context, env Env, args []string) error {
 				errorsFound++
 			}
 			if !asJSON {
-				fmt.Fprintf(env.Stdout, "%s:%d:%d: %s %s %s\n", d.In(agentPaths[i]), d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message)
+				fmt.Fprintln(env.Stdout, agentfile.DiagnosticLine(agentPaths[i], d))
 			}
 		}
 		// An unfinished file is Information in the editor (it is being

@@ -35,16 +35,14 @@ func unwrapPathError(err error) error {
 
 // runOptions turns the route flags into runner options.
 func runOptions(env Env, rf routeFlags) localpreview.Options {
-	return localpreview.Options{
-		Getenv:        env.Getenv,
+	return localpreview.NewOptions(localpreview.Settings{
 		Model:         rf.model,
 		Endpoint:      rf.endpoint,
 		KeyEnv:        rf.keyEnv,
 		JudgeEndpoint: rf.judgeEndpoint,
 		JudgeKeyEnv:   rf.judgeKeyEnv,
 		Concurrency:   rf.concurrency.n,
-		Version:       Version,
-	}
+	}, env.Getenv, Version)
 }
 
 // finish maps a runner outcome to the CLI's error (and so its exit code),
@@ -85,7 +83,7 @@ func printRefusalDiagnostics(w io.Writer, rep *localpreview.Report, r *localprev
 		path = rep.Agent.Path
 	}
 	for _, d := range r.Diagnostics {
-		fmt.Fprintf(w, "%s:%d:%d: %s %s %s\n", d.In(path), d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message)
+		fmt.Fprintln(w, agentfile.DiagnosticLine(path, d))
 	}
 }
 
@@ -115,29 +113,6 @@ func verdictWord(v string) string {
 		return "ANSWERED"
 	}
 	return "UNKNOWN"
-}
-
-// decidingLine says which assertion decided an example, in one line.
-func decidingLine(ex localpreview.ExampleResult) string {
-	if ex.Trials != nil {
-		// Over trials the message carries the counts ("flaky 3/5 passed").
-		return ex.Message
-	}
-	if ex.Deciding != nil && *ex.Deciding < len(ex.Assertions) {
-		a := ex.Assertions[*ex.Deciding]
-		msg := a.Message
-		if msg == "" {
-			msg = string(a.Outcome)
-		}
-		return fmt.Sprintf("assertion %d (%s): %s", *ex.Deciding+1, a.Type, msg)
-	}
-	if ex.Message != "" {
-		return ex.Message
-	}
-	if n := len(ex.Assertions); n > 0 {
-		return fmt.Sprintf("%s passed", plural(n, "assertion"))
-	}
-	return ""
 }
 
 // readSmallFile reads at most one byte more than the ad-hoc input limit, so

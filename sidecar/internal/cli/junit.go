@@ -72,7 +72,7 @@ func junitSuiteOf(rep *localpreview.Report) junitSuite {
 	}
 	for _, ex := range rep.Examples {
 		c := junitCase{Name: ex.ID, Classname: rep.Agent.ID, Time: seconds(ex.DurationMs), Props: junitToolProps(ex)}
-		line := decidingLine(ex)
+		line := localpreview.DecidingLine(ex)
 		switch ex.Verdict {
 		case localpreview.VerdictPass, localpreview.VerdictAnswered:
 		case localpreview.VerdictFail:

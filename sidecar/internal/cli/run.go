@@ -71,7 +71,7 @@ func printAnswer(w io.Writer, ex localpreview.ExampleResult) {
 	if ex.Answer != nil {
 		fmt.Fprintln(w, indent(sanitizeForTerminal(*ex.Answer)))
 	}
-	if line := decidingLine(ex); line != "" && ex.Verdict != localpreview.VerdictPass {
+	if line := localpreview.DecidingLine(ex); line != "" && ex.Verdict != localpreview.VerdictPass {
 		fmt.Fprintf(w, "   %s\n", line)
 	}
 	if line := toolLine(ex); line != "" {

@@ -139,7 +139,7 @@ func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte
 			if f := trialsWord(ex); f != "" {
 				word = f
 			}
-			fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", word, ex.ID, decidingLine(ex))
+			fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", word, ex.ID, localpreview.DecidingLine(ex))
 			if line := toolLine(ex); line != "" {
 				fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", "", "", line)
 			}

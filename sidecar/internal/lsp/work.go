@@ -68,19 +68,18 @@ func (s *Server) previewOptions(model string) localpreview.Options {
 	if model == "" {
 		model = st.Model
 	}
-	return localpreview.Options{
-		Editor:         s.editorHost(),
-		Getenv:         s.opts.Getenv,
-		Model:          model,
-		StandingRoutes: true,
-		Endpoint:       st.Endpoint,
-		KeyEnv:         st.KeyEnv,
-		JudgeEndpoint:  st.JudgeEndpoint,
-		JudgeKeyEnv:    st.JudgeKeyEnv,
-		Concurrency:    st.Concurrency,
-		NewExecutor:    s.opts.NewExecutor,
-		Version:        s.opts.Version,
-	}
+	opts := localpreview.NewOptions(localpreview.Settings{
+		Model:         model,
+		Endpoint:      st.Endpoint,
+		KeyEnv:        st.KeyEnv,
+		JudgeEndpoint: st.JudgeEndpoint,
+		JudgeKeyEnv:   st.JudgeKeyEnv,
+		Concurrency:   st.Concurrency,
+		Standing:      true,
+	}, s.opts.Getenv, s.opts.Version)
+	opts.Editor = s.editorHost()
+	opts.NewExecutor = s.opts.NewExecutor
+	return opts
 }
 
 // runFunc is localpreview.Run or localpreview.Test.

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,10 +29,15 @@ func addChat(srv *mcp.Server, cfg Config) {
 			"A turn is a local preview, not a test result.",
 		InputSchema: inputSchema[ChatArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ChatArgs) (*mcp.CallToolResult, *conversation.Transcript, error) {
-		if _, err := readAgentFile("chat", in.File); err != nil {
-			if r, ok := err.(*refusal); ok {
-				return errorResult(r), nil, nil
+	}, func(ctx context.Context, r *mcp.CallToolRequest, in ChatArgs) (*mcp.CallToolResult, *conversation.Transcript, error) {
+		real, refused := cfg.confine(ctx, r.Session, "chat", in.File)
+		if refused != nil {
+			return errorResult(refused), nil, nil
+		}
+		if _, err := readAgentFile("chat", in.File, real); err != nil {
+			var rf *refusal
+			if errors.As(err, &rf) {
+				return errorResult(rf), nil, nil
 			}
 			return nil, nil, err
 		}

@@ -107,21 +107,19 @@ func rejectNonObjectArguments(next mcp.MethodHandler) mcp.MethodHandler {
 // are the server's standing configuration, so they apply to non-fake models
 // only and choosing fake (by argument or in the file) stays offline.
 func (c Config) options(model string) localpreview.Options {
-	return localpreview.Options{
-		StandingRoutes: true,
-		Getenv:         c.Getenv,
-		Model:          model,
-		Endpoint:       c.Endpoint,
-		KeyEnv:         c.KeyEnv,
-		JudgeEndpoint:  c.JudgeEndpoint,
-		JudgeKeyEnv:    c.JudgeKeyEnv,
-		Concurrency:    c.Concurrency,
-		Trials:         c.trials,
-		FromRun:        c.fromRun,
-		ToolBinding:    c.ToolBinding,
-		Version:        c.Version,
-		NewExecutor:    c.NewExecutor,
-	}
+	opts := localpreview.NewOptions(localpreview.Settings{
+		Model:         model,
+		Endpoint:      c.Endpoint,
+		KeyEnv:        c.KeyEnv,
+		JudgeEndpoint: c.JudgeEndpoint,
+		JudgeKeyEnv:   c.JudgeKeyEnv,
+		Concurrency:   c.Concurrency,
+		Standing:      true,
+	}, c.Getenv, c.Version)
+	opts.Trials, opts.FromRun = c.trials, c.fromRun
+	opts.ToolBinding = c.ToolBinding
+	opts.NewExecutor = c.NewExecutor
+	return opts
 }
 
 // refusal is a tool call kmx would not carry out: what is wrong and what to
@@ -187,7 +185,7 @@ func engineRefusal(rep *localpreview.Report, err error) *refusal {
 		path = rep.Agent.Path
 	}
 	for _, d := range r.Diagnostics {
-		out.lines = append(out.lines, fmt.Sprintf("%s:%d:%d: %s %s %s", d.In(path), d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Code, d.Message))
+		out.lines = append(out.lines, agentfile.DiagnosticLine(path, d))
 	}
 	return out
 }
@@ -249,7 +247,7 @@ func summary(rep *localpreview.Report) string {
 	}
 	for _, ex := range rep.Examples {
 		fmt.Fprintf(&b, "\n%s %s", ex.Verdict, ex.ID)
-		if line := decidingLine(ex); line != "" {
+		if line := localpreview.DecidingLine(ex); line != "" {
 			fmt.Fprintf(&b, ": %s", line)
 		}
 		if ex.Answer != nil {
@@ -260,22 +258,6 @@ func summary(rep *localpreview.Report) string {
 		fmt.Fprintf(&b, "\nrun %s, journal %s", rep.RunID, rep.JournalPath)
 	}
 	return b.String()
-}
-
-// decidingLine says which assertion decided an example, as kmx test does.
-func decidingLine(ex localpreview.ExampleResult) string {
-	if ex.Trials != nil {
-		return ex.Message // the trial counts, "flaky 3/5 passed …"
-	}
-	if ex.Deciding != nil && *ex.Deciding >= 0 && *ex.Deciding < len(ex.Assertions) {
-		a := ex.Assertions[*ex.Deciding]
-		msg := a.Message
-		if msg == "" {
-			msg = string(a.Outcome)
-		}
-		return fmt.Sprintf("assertion %d (%s): %s", *ex.Deciding+1, a.Type, msg)
-	}
-	return ex.Message
 }
 
 // inputSchema is the argument schema of T with every optional argument
