@@ -22,8 +22,8 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is larger than 8 MiB, the limit for an agent file", e.Path)
 }
 
-// Next says what to change.
-func (e *TooLargeError) Next() string {
+// NextStep says what to change (problem.Problem).
+func (e *TooLargeError) NextStep() string {
 	return "keep the agent file under 8 MiB: move long reference text out of it and shorten its examples"
 }
 

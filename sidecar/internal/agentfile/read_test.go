@@ -23,7 +23,7 @@ func TestReadFileCapsEveryFront(t *testing.T) {
 	}
 	_, err := ReadFile(big)
 	var tl *TooLargeError
-	if !errors.As(err, &tl) || tl.Path != big || tl.Next() == "" {
+	if !errors.As(err, &tl) || tl.Path != big || tl.NextStep() == "" {
 		t.Fatalf("err = %v, want TooLargeError", err)
 	}
 	if _, err := ReadFile(filepath.Join(dir, "missing.agent.md")); !errors.Is(err, fs.ErrNotExist) {

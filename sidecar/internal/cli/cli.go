@@ -73,7 +73,8 @@ func report(env Env, err error) int {
 		fmt.Fprint(env.Stdout, help.Text)
 		return ExitOK
 	}
-	if _, ok := err.(*FailureError); !ok {
+	var failure *FailureError
+	if !errors.As(err, &failure) {
 		printProblem(env, err)
 	}
 	return exitCode(err)

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // Exit codes, the same for every subcommand.
@@ -21,6 +23,9 @@ type UsageError struct {
 
 func (e *UsageError) Error() string { return e.Msg }
 
+// NextStep is what to type instead (problem.Problem).
+func (e *UsageError) NextStep() string { return e.Next }
+
 // RefusalError is work kmx refused before creating a journal or sending a
 // request. Its message says what to change.
 type RefusalError struct {
@@ -29,6 +34,9 @@ type RefusalError struct {
 }
 
 func (e *RefusalError) Error() string { return e.Msg }
+
+// NextStep is what to change (problem.Problem).
+func (e *RefusalError) NextStep() string { return e.Next }
 
 // FailureError reports findings or failed examples after the output was
 // printed; it carries no text of its own beyond a summary.
@@ -66,14 +74,4 @@ func exitCode(err error) int {
 }
 
 // nextStep returns the "what to do next" line of an error, if it has one.
-func nextStep(err error) string {
-	var u *UsageError
-	var r *RefusalError
-	switch {
-	case errors.As(err, &u):
-		return u.Next
-	case errors.As(err, &r):
-		return r.Next
-	}
-	return ""
-}
+func nextStep(err error) string { return problem.NextStep(err) }

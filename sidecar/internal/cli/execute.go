@@ -18,7 +18,7 @@ func readAgentFile(cmd, path string) ([]byte, error) {
 	src, err := agentfile.ReadFile(path)
 	var tooLarge *agentfile.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, &RefusalError{Msg: fmt.Sprintf("kmx %s: %v", cmd, err), Next: tooLarge.Next()}
+		return nil, &RefusalError{Msg: fmt.Sprintf("kmx %s: %v", cmd, err), Next: tooLarge.NextStep()}
 	}
 	if err != nil {
 		return nil, usagef("check the path; kmx reads *.agent.md files", "kmx %s: cannot read %s: %v", cmd, path, unwrapPathError(err))
@@ -27,7 +27,8 @@ func readAgentFile(cmd, path string) ([]byte, error) {
 }
 
 func unwrapPathError(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
 		return pe.Err
 	}
 	return err

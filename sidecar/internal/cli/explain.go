@@ -13,6 +13,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
 
@@ -60,7 +61,7 @@ func runTestExplain(_ context.Context, env Env, args []string) error {
 	}
 	root, err := state.Dir(env.Getenv, runtime.GOOS)
 	if err != nil {
-		return &RefusalError{Msg: "kmx test explain: " + err.Error(), Next: "set KMX_HOME to the absolute path of a private folder"}
+		return &RefusalError{Msg: "kmx test explain: " + err.Error(), Next: problem.SetKMXHome}
 	}
 	if clear {
 		return clearExplain(env, root, file, asJSON)
@@ -69,7 +70,7 @@ func runTestExplain(_ context.Context, env Env, args []string) error {
 	var tooLarge *agentfile.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
-		return &RefusalError{Msg: "kmx test explain: " + err.Error(), Next: tooLarge.Next()}
+		return &RefusalError{Msg: "kmx test explain: " + err.Error(), Next: tooLarge.NextStep()}
 	case errors.Is(err, fs.ErrNotExist):
 		// A deleted file's records can still be shown; all are history.
 		current = nil

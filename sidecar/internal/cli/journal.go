@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
 
@@ -95,20 +94,11 @@ func runJournal(ctx context.Context, env Env, args []string) error {
 // each state component without creating any: a symlinked, foreign or
 // broader component is a refusal that says how to fix it.
 func journalDir(cmd string, env Env) (string, bool, error) {
-	root, err := state.Dir(env.Getenv, runtime.GOOS)
+	dir, exists, err := journal.ExistingDir(env.Getenv, runtime.GOOS)
 	if err != nil {
-		return "", false, &RefusalError{Msg: cmd + ": " + err.Error(), Next: "set KMX_HOME to the absolute path of a private folder"}
+		return "", false, &RefusalError{Msg: cmd + ": " + err.Error(), Next: problem.NextStep(err)}
 	}
-	dir := journal.Dir(root)
-	for _, p := range []string{root, filepath.Dir(dir), dir} {
-		if err := state.CheckPrivateDir(p); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return dir, false, nil
-			}
-			return "", false, stateRefusal(cmd, err)
-		}
-	}
-	return dir, true, nil
+	return dir, exists, nil
 }
 
 func stateRefusal(cmd string, err error) error {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
@@ -95,8 +96,9 @@ func checkStartupRoutes(rf routeFlags) error {
 			return nil
 		}
 		if _, err := route.ParseEndpoint(endpoint, keyEnv); err != nil {
-			if ce, ok := err.(*route.ConfigError); ok {
-				return &RefusalError{Msg: "kmx mcp: " + flag + ": " + ce.Msg, Next: ce.Next}
+			var ce *route.ConfigError
+			if errors.As(err, &ce) {
+				return &RefusalError{Msg: "kmx mcp: " + flag + ": " + ce.Msg, Next: ce.NextStep()}
 			}
 			return &RefusalError{Msg: "kmx mcp: " + flag + ": " + err.Error(), Next: "fix " + flag}
 		}

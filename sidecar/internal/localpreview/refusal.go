@@ -17,6 +17,9 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return r.Msg }
 
+// NextStep is what to change (problem.Problem).
+func (r *Refusal) NextStep() string { return r.Next }
+
 func refuse(next, format string, args ...any) *Refusal {
 	return &Refusal{Msg: fmt.Sprintf(format, args...), Next: next}
 }

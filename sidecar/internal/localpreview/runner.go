@@ -18,6 +18,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
@@ -445,7 +446,7 @@ func stateRoot(opts Options) (string, error) {
 	}
 	root, err := state.Dir(getenv, runtime.GOOS)
 	if err != nil {
-		return "", &Refusal{Msg: err.Error(), Next: "set KMX_HOME to an absolute path of a private folder"}
+		return "", &Refusal{Msg: err.Error(), Next: problem.SetKMXHome}
 	}
 	return root, nil
 }

@@ -8,6 +8,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
 
@@ -35,7 +36,7 @@ func (s *Server) explainFile(p ExplainParams) (any, error) {
 	}
 	root, err := state.Dir(s.opts.Getenv, runtime.GOOS)
 	if err != nil {
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v; set KMX_HOME to an absolute path of a private folder", MethodExplain, err)
+		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v; %s", MethodExplain, err, problem.SetKMXHome)
 	}
 	exp, err := failures.Explain(root, path, current, p.ShowContent)
 	if err != nil {

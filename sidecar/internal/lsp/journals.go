@@ -13,17 +13,17 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/state"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // journalDir is the journals folder of the state folder, without creating
 // it: listing and clearing never create state.
 func (s *Server) journalDir(method string) (string, error) {
-	root, err := state.Dir(s.opts.Getenv, runtime.GOOS)
+	dir, _, err := journal.ExistingDir(s.opts.Getenv, runtime.GOOS)
 	if err != nil {
-		return "", jsonrpc2.Errorf(CodeRequestFailed, "%s: %v; set KMX_HOME to an absolute path of a private folder", method, err)
+		return "", jsonrpc2.Errorf(CodeRequestFailed, "%s: %s", method, problem.Text(err))
 	}
-	return journal.Dir(root), nil
+	return dir, nil
 }
 
 // listRuns serves kmx/listRuns (and kmx.listRuns): the runs whose journal

@@ -45,7 +45,7 @@ func (s *Server) source(method, uri string) (source, error) {
 	text, err := agentfile.ReadFile(path)
 	var tooLarge *agentfile.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v; %s", method, err, tooLarge.Next())
+		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v; %s", method, err, tooLarge.NextStep())
 	}
 	if err != nil {
 		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: cannot read %s: %v; open the file in the editor or check the path", method, path, unwrapPathError(err))

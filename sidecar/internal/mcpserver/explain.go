@@ -12,6 +12,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
 
@@ -44,13 +45,13 @@ func addExplain(srv *mcp.Server, cfg Config) {
 func explain(cfg Config, in ExplainArgs, real string) (*mcp.CallToolResult, *failures.Explanation, error) {
 	root, err := state.Dir(cfg.Getenv, runtime.GOOS)
 	if err != nil {
-		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: "start kmx mcp with KMX_HOME set to the absolute path of a private folder"}), nil, nil
+		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: "restart kmx mcp with its environment fixed: " + problem.SetKMXHome}), nil, nil
 	}
 	current, err := agentfile.ReadFile(real)
 	var tooLarge *agentfile.TooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
-		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: tooLarge.Next()}), nil, nil
+		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: tooLarge.NextStep()}), nil, nil
 	case errors.Is(err, fs.ErrNotExist):
 		// A deleted file's records can still be shown; all are history.
 		current = nil

@@ -132,6 +132,9 @@ type refusal struct {
 
 func (r *refusal) Error() string { return r.msg }
 
+// NextStep is what to change (problem.Problem).
+func (r *refusal) NextStep() string { return r.next }
+
 // text is the refusal as the CLI prints it, under a local preview heading.
 func (r *refusal) text() string {
 	var b strings.Builder
@@ -156,7 +159,7 @@ func readAgentFile(tool, path, real string) ([]byte, error) {
 	}
 	var tooLarge *agentfile.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, &refusal{msg: fmt.Sprintf("kmx %s: %v", tool, err), next: tooLarge.Next()}
+		return nil, &refusal{msg: fmt.Sprintf("kmx %s: %v", tool, err), next: tooLarge.NextStep()}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

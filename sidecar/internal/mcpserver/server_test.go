@@ -478,7 +478,7 @@ func TestExplainRefusesUnsafeState(t *testing.T) {
 		name, home string
 		want       []string
 	}{
-		{"relative KMX_HOME", "relative/home", []string{"not an absolute path", "next: start kmx mcp with KMX_HOME"}},
+		{"relative KMX_HOME", "relative/home", []string{"not an absolute path", "next: restart kmx mcp with its environment fixed: set KMX_HOME"}},
 		{"group-readable KMX_HOME", open, []string{"refusing state path", "next: "}},
 	}
 	for _, tc := range tests {

@@ -24,6 +24,9 @@ func (e *ConfigError) Error() string {
 	return "compatible route: " + e.Msg + ": " + e.Next
 }
 
+// NextStep is what to change (problem.Problem).
+func (e *ConfigError) NextStep() string { return e.Next }
+
 func configErr(field, msg, next string) *ConfigError {
 	return &ConfigError{Field: field, Msg: msg, Next: next}
 }

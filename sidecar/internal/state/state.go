@@ -34,6 +34,9 @@ func (e *UnsafeError) Error() string {
 	return fmt.Sprintf("refusing state path %s: it %s; %s", e.Path, e.Problem, e.Fix)
 }
 
+// NextStep is the fix (problem.Problem).
+func (e *UnsafeError) NextStep() string { return e.Fix }
+
 // Dir returns the kmx state directory for goos, reading the environment only
 // through getenv so it can be tested for every OS from any OS.
 //
