@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package node_modules lint vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply clean
+.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package node_modules lint tidy-check vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply clean
 
 all: build
 
@@ -36,7 +36,11 @@ test-fast: lint test-go test-ext-unit
 test-go:
 	$(GO) test -count=1 ./...
 
-lint: fmt-check vet vet-cross staticcheck
+lint: fmt-check tidy-check vet vet-cross staticcheck
+
+## tidy-check: go.mod and go.sum are what `go mod tidy` makes them (direct modules not marked indirect).
+tidy-check:
+	$(GO) mod tidy -diff
 
 fmt-check:
 	@out=$$(gofmt -l sidecar); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
