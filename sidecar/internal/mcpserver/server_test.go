@@ -199,6 +199,8 @@ func TestListTools(t *testing.T) {
 
 func TestCalls(t *testing.T) {
 	missingInRoot := filepath.Join(filepath.Dir(fixture(t, "pass.agent.md")), "missing.agent.md")
+	// Relative to the working directory, up past any root the test names.
+	outsideRel := strings.Repeat("../", 32) + "missing.agent.md"
 	tests := []struct {
 		name        string
 		tool        string
@@ -266,8 +268,8 @@ func TestCalls(t *testing.T) {
 		},
 		{
 			name: "a relative file outside the roots is refused like any other", tool: "Test",
-			args: map[string]any{"file": "missing.agent.md"}, wantError: true,
-			wantText: []string{"kmx test: missing.agent.md is not an *.agent.md file inside this server's roots", "next: pass an *.agent.md file under"},
+			args: map[string]any{"file": outsideRel}, wantError: true,
+			wantText: []string{"kmx test: " + outsideRel + " is not an *.agent.md file inside this server's roots", "next: pass an *.agent.md file under"},
 		},
 		{
 			name: "an empty file argument is refused", tool: "Test",
