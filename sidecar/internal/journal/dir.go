@@ -35,3 +35,19 @@ func ExistingDir(getenv func(string) string, goos string) (dir string, exists bo
 	}
 	return dir, true, nil
 }
+
+// ListAgent is List narrowed to the runs of one agent ID ("" keeps every
+// run), oldest first. Every front that shows a file's runs lists them here.
+func ListAgent(dir, agentID string) ([]RunInfo, error) {
+	runs, err := List(dir)
+	if err != nil || agentID == "" {
+		return runs, err
+	}
+	out := runs[:0]
+	for _, r := range runs {
+		if r.AgentID == agentID {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

@@ -1,14 +1,7 @@
 package lsp
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"runtime"
-	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -24,92 +17,4 @@ func (s *Server) journalDir(method string) (string, error) {
 		return "", jsonrpc2.Errorf(CodeRequestFailed, "%s: %s", method, problem.Text(err))
 	}
 	return dir, nil
-}
-
-// listRuns serves kmx/listRuns (and kmx.listRuns): the runs whose journal
-// records this file's agent ID, from journal.List.
-func (s *Server) listRuns(_ context.Context, raw json.RawMessage) (any, error) {
-	var p DocumentParams
-	if err := decode(MethodListRuns, raw, &p); err != nil {
-		return nil, err
-	}
-	return s.listFileRuns(p)
-}
-
-func (s *Server) listFileRuns(p DocumentParams) (any, error) {
-	src, err := s.source(MethodListRuns, p.URI)
-	if err != nil {
-		return nil, err
-	}
-	res := s.parse(src.path, src.text)
-	if res.Agent == nil {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %s has no agent to list runs for", MethodListRuns, p.URI)
-	}
-	out := &ListRunsResult{ProtocolVersion: ProtocolVersion, URI: p.URI, AgentID: res.Agent.ID, CurrentRevision: res.Agent.Revision, Runs: []journal.RunInfo{}}
-	dir, err := s.journalDir(MethodListRuns)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
-	runs, err := journal.List(dir)
-	if err != nil {
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodListRuns, err)
-	}
-	for _, r := range runs {
-		if r.AgentID == res.Agent.ID {
-			out.Runs = append(out.Runs, r)
-		}
-	}
-	return out, nil
-}
-
-// clearJournals serves kmx/clearJournals (and kmx.clearJournals) with
-// journal.Clear: a run still executing is kept and said so, never deleted.
-func (s *Server) clearJournals(_ context.Context, raw json.RawMessage) (any, error) {
-	var p ClearJournalsParams
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, invalidParams(MethodClearJournals, err)
-		}
-	}
-	return s.clearRuns(p)
-}
-
-func (s *Server) clearRuns(p ClearJournalsParams) (any, error) {
-	if p.RunID != "" && !journal.ValidRunID(p.RunID) {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is not a run ID; take one from %s", MethodClearJournals, p.RunID, MethodListRuns)
-	}
-	out := &ClearJournalsResult{ProtocolVersion: ProtocolVersion, Removed: []string{}, Kept: []string{}}
-	dir, err := s.journalDir(MethodClearJournals)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		if p.RunID != "" {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: there is no run %s: no journals exist yet", MethodClearJournals, p.RunID)
-		}
-		out.Message = "no journals to clear"
-		return out, nil
-	}
-	cleared, err := journal.Clear(dir, p.RunID)
-	out.Removed = append(out.Removed, cleared.Removed...)
-	var running *journal.RunningError
-	var notFound *journal.NotFoundError
-	switch {
-	case errors.As(err, &running):
-		out.Kept = append(out.Kept, running.RunIDs...)
-		out.Message = fmt.Sprintf("removed %d run(s); %s", len(out.Removed), running.Error())
-	case errors.As(err, &notFound):
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", MethodClearJournals, err)
-	case err != nil:
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodClearJournals, err)
-	default:
-		out.Message = fmt.Sprintf("removed %d run(s)", len(out.Removed))
-		if len(out.Removed) > 0 {
-			out.Message += ": " + strings.Join(out.Removed, ", ")
-		}
-	}
-	return out, nil
 }

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+)
+
+func runJournalInspect(ctx context.Context, env Env, args []string) error {
+	flags := newFlagSet("journal inspect")
+	var asJSON, showReasoning bool
+	flags.BoolVar(&asJSON, "json", false, "print the versioned JSON replay (what the editor's replay panel renders)")
+	flags.BoolVar(&showReasoning, "show-reasoning", false, "include each judge sample's reasoning (withheld by default)")
+	pos, err := parseInterspersed(flags, args, journalInspectUsage)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef(journalInspectUsage, "kmx journal inspect: name one run (kmx journal list shows them)")
+	}
+	run := pos[0]
+	if !journal.ValidRunID(run) {
+		return usagef("run kmx journal list and pass a run ID from it", "kmx journal inspect: %q is not a run ID (a journal file name without .db, like 20261130T162341.123456789Z-0a1b2c3d)", run)
+	}
+	dir, exists, err := journalDir("kmx journal inspect", env)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return &RefusalError{Msg: fmt.Sprintf("kmx journal inspect: there is no retained run %s: no run has been journaled in this state folder yet", run), Next: "run kmx test FILE or kmx run FILE first"}
+	}
+	in, err := localpreview.Inspect(ctx, dir, run)
+	if err != nil {
+		if r, ok := localpreview.AsRefusal(err); ok {
+			return &RefusalError{Msg: "kmx journal inspect: " + r.Msg, Next: r.Next}
+		}
+		return &RefusalError{Msg: "kmx journal inspect: the replay stopped before it finished: " + err.Error(), Next: "run it again; a replay is bounded to 2 minutes"}
+	}
+	if !showReasoning {
+		in.HideReasoning()
+	}
+	if asJSON {
+		if err := encodeJSON(env.Stdout, in); err != nil {
+			return err
+		}
+	} else {
+		printInspection(env.Stdout, in, showReasoning)
+	}
+	if in.LiveCalls != 0 {
+		// Inspection must never reach a model; the calls were refused, but
+		// a count above zero means kmx is broken and the user must know.
+		fmt.Fprintf(env.Stderr, "kmx: the replay attempted %s; each was refused, but this is a kmx bug: please report it\n", plural(in.LiveCalls, "model call"))
+		return &FailureError{Msg: "live calls during replay"}
+	}
+	return nil
+}
+
+func printInspection(w io.Writer, in *localpreview.Inspection, showReasoning bool) {
+	r := in.Run
+	fmt.Fprintf(w, "kmx journal inspect %s (%s)\n", r.ID, in.Label)
+	fmt.Fprintf(w, "%s of %s · %s · %s · kmx %s\n", clean(r.Command), clean(r.AgentID), r.Status, r.Created.UTC().Format("2006-01-02 15:04:05 UTC"), clean(r.KmxVersion))
+	withheld := false
+	for i, t := range in.Turns {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "[%d] %s · %s · model %s (%s) · %s\n", i+1, clean(t.Example), clean(t.Purpose), clean(t.Model.Model), clean(t.Model.Route), strings.ToUpper(t.State))
+		if t.Reason != "" {
+			fmt.Fprintf(w, "    why: %s\n", clean(t.Reason))
+		}
+		if t.Error != "" {
+			fmt.Fprintf(w, "    error: %s\n", clean(t.Error))
+		}
+		printBlock(w, "input", t.Input)
+		if t.Answer != nil {
+			printBlock(w, "answer", *t.Answer)
+		}
+		for k, s := range t.JudgeSamples {
+			line := fmt.Sprintf("    judge sample %d · model %s (%s) · %s", k+1, clean(s.Model.Model), clean(s.Model.Route), s.State)
+			switch s.Reply {
+			case localpreview.ReplyScored:
+				line += fmt.Sprintf(" · score %d", *s.Score)
+			case localpreview.ReplyInconclusive:
+				line += " · inconclusive (no score)"
+			case localpreview.ReplyMalformed:
+				line += " · malformed reply"
+			}
+			fmt.Fprintln(w, line)
+			if s.Rubric != "" {
+				fmt.Fprintf(w, "      rubric: %s\n", clean(s.Rubric))
+			}
+			if s.Reasoning != nil {
+				fmt.Fprintf(w, "      reasoning: %s\n", clean(*s.Reasoning))
+			}
+			withheld = withheld || (!showReasoning && s.Reply != localpreview.ReplyNone && s.Reply != localpreview.ReplyMalformed)
+		}
+	}
+	fmt.Fprintln(w)
+	s := in.Summary
+	fmt.Fprintf(w, "%s: %d verified, %d incomplete, %d failed, %d cancelled · %s · %s\n",
+		plural(s.Turns, "turn"), s.Verified, s.Incomplete, s.Failed, s.Cancelled, plural(s.JudgeSamples, "judge sample"), plural(in.LiveCalls, "live model call"))
+	if withheld {
+		fmt.Fprintln(w, "judge reasoning withheld; add --show-reasoning to see it")
+	}
+	fmt.Fprintf(w, "%s: no verdicts; run kmx test FILE to test the current text\n", in.Label)
+}
+
+// printBlock prints a labeled multi-line value, indented, with control
+// characters other than newlines removed so journaled text cannot move the
+// cursor or recolor the terminal.
+func printBlock(w io.Writer, label, text string) {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range lines {
+		if i == 0 {
+			fmt.Fprintf(w, "    %-7s %s\n", label+":", clean(l))
+			continue
+		}
+		fmt.Fprintf(w, "    %-7s %s\n", "", clean(l))
+	}
+}
