@@ -50,7 +50,6 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	tf.rf.registerToolBindings(fs)
 	fs.Var(&trials, "trials", fmt.Sprintf("run each example `N` times (1 to %d), each in a fresh Session; mixed outcomes are flaky", localpreview.MaxTrials))
 	fs.StringVar(&from, "from", "", "re-grade: evaluate the current assertions against the answers journaled by `RUN`, with zero agent model calls")
-	rf.registerToolBindings(fs)
 	pos, err := parseInterspersed(fs, args, testUsage)
 	if err != nil {
 		return err
