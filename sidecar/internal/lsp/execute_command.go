@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -14,63 +13,67 @@ type executeCommandParams struct {
 	WorkDoneToken json.RawMessage   `json:"workDoneToken,omitempty"`
 }
 
-// executeCommand serves the kmx.* commands. Each takes exactly one
-// argument, the params of the custom method it shares a handler with, and
-// answers that method's result.
+// commandFunc serves one kmx.* command: its one argument, and the
+// work-done token of the request.
+type commandFunc func(ctx context.Context, arg, token json.RawMessage) (any, error)
+
+// command adapts a handler taking the typed params of the custom method a
+// command shares to a commandFunc: it only decodes.
+func command[P any](name string, fn func(ctx context.Context, p P, token json.RawMessage) (any, error)) commandFunc {
+	return func(ctx context.Context, arg, token json.RawMessage) (any, error) {
+		var p P
+		if err := decode(name, arg, &p); err != nil {
+			return nil, err
+		}
+		return fn(ctx, p, token)
+	}
+}
+
+// commands is the one table of kmx.* commands (names from the generated
+// contract, Commands()). Each takes exactly one argument, the params of the
+// custom method it shares a handler with, and answers that method's
+// result. TestEveryCommandIsDispatched keeps it equal to Commands().
+func (s *Server) commands() map[string]commandFunc {
+	return map[string]commandFunc{
+		CommandRunExample: command(CommandRunExample, s.runExample),
+		CommandRunWithInput: command(CommandRunWithInput, func(ctx context.Context, p ExampleParams, token json.RawMessage) (any, error) {
+			if p.Input == nil {
+				return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: input is required", CommandRunWithInput)
+			}
+			return s.runExample(ctx, p, token)
+		}),
+		CommandTestFile: command(CommandTestFile, s.testFile),
+		CommandExplain: command(CommandExplain, func(_ context.Context, p ExplainParams, _ json.RawMessage) (any, error) {
+			return s.explainFile(p)
+		}),
+		CommandListRuns: command(CommandListRuns, func(_ context.Context, p DocumentParams, _ json.RawMessage) (any, error) {
+			return s.listFileRuns(p)
+		}),
+		CommandClearJournals: command(CommandClearJournals, func(_ context.Context, p ClearJournalsParams, _ json.RawMessage) (any, error) {
+			return s.clearRuns(p)
+		}),
+		CommandInspectRun: command(CommandInspectRun, func(ctx context.Context, p InspectParams, _ json.RawMessage) (any, error) {
+			return s.inspectRun(ctx, p)
+		}),
+		// kmx.openChat takes kmx/chat's params as they are.
+		CommandOpenChat: func(ctx context.Context, arg, _ json.RawMessage) (any, error) {
+			return s.chat(ctx, arg)
+		},
+	}
+}
+
+// executeCommand serves workspace/executeCommand from the command table.
 func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p executeCommandParams
 	if err := decode("workspace/executeCommand", raw, &p); err != nil {
 		return nil, err
 	}
-	if _, ok := Commands()[p.Command]; !ok {
+	fn, ok := s.commands()[p.Command]
+	if !ok {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "workspace/executeCommand: unknown command %q; see docs/protocol.md", p.Command)
 	}
 	if len(p.Arguments) != 1 {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: takes exactly one argument (an object), got %d", p.Command, len(p.Arguments))
 	}
-	arg := p.Arguments[0]
-	switch p.Command {
-	case CommandRunExample, CommandRunWithInput:
-		var a ExampleParams
-		if err := decode(p.Command, arg, &a); err != nil {
-			return nil, err
-		}
-		if p.Command == CommandRunWithInput && a.Input == nil {
-			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: input is required", p.Command)
-		}
-		return s.runExample(ctx, a, p.WorkDoneToken)
-	case CommandTestFile:
-		var a TestParams
-		if err := decode(p.Command, arg, &a); err != nil {
-			return nil, err
-		}
-		return s.testFile(ctx, a, p.WorkDoneToken)
-	case CommandExplain:
-		var a ExplainParams
-		if err := decode(p.Command, arg, &a); err != nil {
-			return nil, err
-		}
-		return s.explainFile(a)
-	case CommandListRuns:
-		var a DocumentParams
-		if err := decode(p.Command, arg, &a); err != nil {
-			return nil, err
-		}
-		return s.listFileRuns(a)
-	case CommandClearJournals:
-		var a ClearJournalsParams
-		if err := decode(p.Command, arg, &a); err != nil {
-			return nil, err
-		}
-		return s.clearRuns(a)
-	case CommandInspectRun:
-		var a InspectParams
-		if err := decode(p.Command, arg, &a); err != nil {
-			return nil, err
-		}
-		return s.inspectRun(ctx, a)
-	case CommandOpenChat:
-		return s.chat(ctx, arg)
-	}
-	return nil, fmt.Errorf("%s: listed but not dispatched (a kmx bug)", p.Command)
+	return fn(ctx, p.Arguments[0], p.WorkDoneToken)
 }
