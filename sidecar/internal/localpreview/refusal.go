@@ -13,6 +13,10 @@ type Refusal struct {
 	Msg         string
 	Next        string
 	Diagnostics []agentfile.Diagnostic
+	// At is the source range that causes the refusal, when one does (a
+	// tool assertion, an llmJudge with no judge route); Preflight puts
+	// its diagnostic there.
+	At *agentfile.Range `json:"-"`
 }
 
 func (r *Refusal) Error() string { return r.Msg }
@@ -22,6 +26,22 @@ func (r *Refusal) NextStep() string { return r.Next }
 
 func refuse(next, format string, args ...any) *Refusal {
 	return &Refusal{Msg: fmt.Sprintf(format, args...), Next: next}
+}
+
+// refuseAt is refuse with the range that causes the refusal.
+func refuseAt(at agentfile.Range, next, format string, args ...any) *Refusal {
+	r := refuse(next, format, args...)
+	r.At = &at
+	return r
+}
+
+// refusalAt gives a Refusal without a range the range at; other errors
+// pass through.
+func refusalAt(err error, at agentfile.Range) error {
+	if r, ok := AsRefusal(err); ok && r.At == nil {
+		r.At = &at
+	}
+	return err
 }
 
 // AsRefusal reports whether err is a Refusal.

@@ -124,7 +124,7 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*routes, erro
 			}
 			m, err := judgeModel(ctx, opts, cb, eb, name, model)
 			if err != nil {
-				return nil, err
+				return nil, refusalAt(err, a.Range)
 			}
 			rt.judges[name] = m
 			if rt.judge == nil {

@@ -200,6 +200,13 @@ func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan
 	}
 	req.Path = agentPath
 	rep.Agent.Path = agentPath
+	return prepareParsed(ctx, opts, req, res, rep)
+}
+
+// prepareParsed is prepare on a parse the caller already has (Preflight);
+// req.Path is the agent file's path.
+func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile.Result, rep *Report) (*Plan, error) {
+	agentPath := req.Path
 	if res.Agent != nil {
 		rep.Agent.ID = res.Agent.ID
 		rep.Agent.Name = res.Agent.Name
@@ -243,11 +250,11 @@ func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan
 			case agentfile.Contains, agentfile.NotContains, agentfile.Regex, agentfile.LLMJudge:
 			case agentfile.ToolCalled, agentfile.ToolNotCalled:
 				if len(plan.Agent.Tools) == 0 {
-					return nil, refuse(fmt.Sprintf("declare %q in the agent file's tools, or remove the assertion", a.Value),
+					return nil, refuseAt(a.Range, fmt.Sprintf("declare %q in the agent file's tools, or remove the assertion", a.Value),
 						"example %q asserts %s, but the agent file declares no tools: tool assertions are judged on the tool harness only", ex.ID, a.Type)
 				}
 			default:
-				return nil, refuse("use contains, notContains, regex or llmJudge", "example %q uses unsupported assertion type %q", ex.ID, a.Type)
+				return nil, refuseAt(a.Range, "use contains, notContains, regex or llmJudge", "example %q uses unsupported assertion type %q", ex.ID, a.Type)
 			}
 		}
 	}

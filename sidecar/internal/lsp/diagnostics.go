@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
 // diagnostic is an LSP Diagnostic. Declared here (not protocol.Diagnostic)
@@ -50,7 +51,7 @@ func (s *Server) diagnose(ctx context.Context, uri string) {
 func (s *Server) diagnoseLoop(ctx context.Context, doc *document, snap document) {
 	for {
 		res := s.safeParse(snap)
-		s.publish(ctx, snap, res)
+		s.publish(ctx, snap, res, s.preflight(ctx, snap, res))
 		s.mu.Lock()
 		if s.docs[snap.uri] != doc || !doc.pending {
 			// Closed (or reopened, which diagnoses itself), or nothing newer.
@@ -62,6 +63,27 @@ func (s *Server) diagnoseLoop(ctx context.Context, doc *document, snap document)
 		snap = *doc
 		s.mu.Unlock()
 	}
+}
+
+// preflight is what Run and Test of this version would refuse under the
+// current settings (localpreview.Preflight): diagnostics on the causing
+// line, code kmx-refusal, with zero model calls. A panic there is a kmx bug
+// and costs only these diagnostics.
+func (s *Server) preflight(ctx context.Context, snap document, res agentfile.Result) (out []agentfile.Diagnostic) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("preflight panicked; this is a kmx bug", "uri", snap.uri, "panic", fmt.Sprint(p))
+			out = nil
+		}
+	}()
+	if isExamplesURI(snap.uri) {
+		return nil
+	}
+	path := uriPath(snap.uri)
+	if path == "" {
+		path = snap.uri
+	}
+	return localpreview.Preflight(ctx, s.previewOptions(""), path, snap.text, res)
 }
 
 // safeParse parses snap; a parser panic (a kmx bug) becomes one Warning
@@ -97,7 +119,7 @@ func (s *Server) parseDoc(snap document) agentfile.Result {
 // publish sends the diagnostics of snap if, at publish time, snap is still
 // the newest version of an open document. The check and the send are one
 // step under publishMu, so an older result can never follow a newer one.
-func (s *Server) publish(ctx context.Context, snap document, res agentfile.Result) {
+func (s *Server) publish(ctx context.Context, snap document, res agentfile.Result, refusals []agentfile.Diagnostic) {
 	s.publishMu.Lock()
 	defer s.publishMu.Unlock()
 	s.mu.Lock()
@@ -116,6 +138,10 @@ func (s *Server) publish(ctx context.Context, snap document, res agentfile.Resul
 	onYAML, onAgent, publishYAML := settingsDiagnostics(uriPath(snap.uri), res.Agent)
 	if onAgent != nil && !isExamplesURI(snap.uri) {
 		diags = append(diags, *onAgent)
+	}
+	if !isExamplesURI(snap.uri) {
+		// What a run would refuse under the settings (kmx-refusal).
+		diags = append(diags, toDiagnostics(refusals)...)
 	}
 	s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{
 		URI:         snap.uri,
