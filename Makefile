@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package node_modules lint tidy-check vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply clean
+.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package install-extension node_modules lint tidy-check vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply clean
 
 all: build
 
@@ -75,8 +75,15 @@ test-e2e: node_modules
 	bash scripts/e2e-test.sh
 
 ## package: the sidecar for linux, darwin and windows on x64 and arm64, one .vsix per target in dist/.
+## TARGETS=current builds only this machine's (TARGETS="linux-x64 darwin-arm64" names some).
+TARGETS ?=
 package: node_modules
-	bash scripts/package.sh
+	bash scripts/package.sh $(TARGETS)
+
+## install-extension: build this machine's .vsix and install it into your VS Code (`code` on PATH).
+install-extension: node_modules
+	@command -v code >/dev/null || { echo "install-extension: the 'code' command is not on PATH; in VS Code run 'Shell Command: Install code command in PATH', or install dist/*.vsix with Extensions: Install from VSIX..."; exit 1; }
+	code --install-extension "$$(bash scripts/package.sh current | tail -n 1)" --force
 
 ## protocol: regenerate the editor's TypeScript contract (shared/protocol) from the Go types.
 protocol:

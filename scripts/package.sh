@@ -6,11 +6,31 @@
 #
 #   scripts/package.sh                 # all six targets
 #   scripts/package.sh linux-x64 ...   # just these
+#   scripts/package.sh current         # this machine's platform only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ALL=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64)
-TARGETS=("$@")
+# current: the VS Code target of this machine (uname names it).
+current_target() {
+  local os arch
+  case "$(uname -s)" in
+    Linux) os=linux ;;
+    Darwin) os=darwin ;;
+    MINGW* | MSYS* | CYGWIN*) os=win32 ;;
+    *) echo "package.sh: no VS Code target for $(uname -s); name one of: ${ALL[*]}" >&2; exit 2 ;;
+  esac
+  case "$(uname -m)" in
+    x86_64 | amd64) arch=x64 ;;
+    aarch64 | arm64) arch=arm64 ;;
+    *) echo "package.sh: no VS Code target for $(uname -m); name one of: ${ALL[*]}" >&2; exit 2 ;;
+  esac
+  echo "$os-$arch"
+}
+TARGETS=()
+for t in "$@"; do
+  if [ "$t" = current ]; then TARGETS+=("$(current_target)"); else TARGETS+=("$t"); fi
+done
 [ "${#TARGETS[@]}" -gt 0 ] || TARGETS=("${ALL[@]}")
 GO="${GO:-go}"
 VERSION="$(node -p 'require("./package.json").version')"
