@@ -15,7 +15,7 @@ STATICCHECK_VERSION := v0.8.2
 
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package install-extension node_modules lint tidy-check vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply clean
+.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package install-extension node_modules lint tidy-check protocol-check vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply clean
 
 all: build
 
@@ -36,7 +36,11 @@ test-fast: lint test-go test-ext-unit
 test-go:
 	$(GO) test -count=1 ./...
 
-lint: fmt-check tidy-check vet vet-cross staticcheck
+lint: fmt-check tidy-check protocol-check vet vet-cross staticcheck
+
+## protocol-check: the generated TypeScript contract, package.json and docs/protocol.md follow the Go contract (make protocol regenerates the first).
+protocol-check:
+	$(GO) test -count=1 -run 'TestKMXProtocolIsCurrent|TestPackageJSONFollowsTheContract' ./sidecar/internal/protocolgen
 
 ## tidy-check: go.mod and go.sum are what `go mod tidy` makes them (direct modules not marked indirect).
 tidy-check:

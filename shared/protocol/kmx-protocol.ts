@@ -65,6 +65,25 @@ export const EditorClasses = {
   Oversized: "oversized",
 } as const;
 
+/** verdict of a report and of each example: pass only when every selected example passed; unknown is never a pass. */
+export const Verdicts = {
+  Pass: "pass",
+  Fail: "fail",
+  Unknown: "unknown",
+  Refused: "refused",
+  /** an ad-hoc Run input that was answered: nothing to check */
+  Answered: "answered",
+} as const;
+export type Verdict = (typeof Verdicts)[keyof typeof Verdicts];
+
+/** route of an identity (route.agent.route, route.judge.route): where answers came from. */
+export const RouteSources = {
+  Fake: "fake",
+  Compatible: "compatible",
+  Editor: "editor",
+} as const;
+export type RouteSource = (typeof RouteSources)[keyof typeof RouteSources];
+
 /** value.outcome of the $/progress end notification. */
 export const ProgressOutcomes = {
   Completed: "completed",

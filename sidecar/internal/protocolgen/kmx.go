@@ -1,6 +1,7 @@
 package protocolgen
 
 import (
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
@@ -59,6 +60,18 @@ func KMX() Spec {
 				{Name: "ProviderError", Value: string(route.EditorProviderError)},
 				{Name: "Cancelled", Value: string(route.EditorCancelled)},
 				{Name: "Oversized", Value: string(route.EditorOversized)},
+			}},
+			{Name: "Verdicts", Union: "Verdict", Doc: "verdict of a report and of each example: pass only when every selected example passed; unknown is never a pass.", Entries: []Const{
+				{Name: "Pass", Value: localpreview.VerdictPass},
+				{Name: "Fail", Value: localpreview.VerdictFail},
+				{Name: "Unknown", Value: localpreview.VerdictUnknown},
+				{Name: "Refused", Value: localpreview.VerdictRefused},
+				{Name: "Answered", Value: localpreview.VerdictAnswered, Doc: "an ad-hoc Run input that was answered: nothing to check"},
+			}},
+			{Name: "RouteSources", Union: "RouteSource", Doc: "route of an identity (route.agent.route, route.judge.route): where answers came from.", Entries: []Const{
+				{Name: "Fake", Value: route.Fake},
+				{Name: "Compatible", Value: route.Compatible},
+				{Name: "Editor", Value: route.Editor},
 			}},
 			{Name: "ProgressOutcomes", Doc: "value.outcome of the $/progress end notification.", Entries: []Const{
 				{Name: "Completed", Value: lsp.OutcomeCompleted},

@@ -51,6 +51,10 @@ type Group struct {
 	Name    string
 	Doc     string
 	Entries []Const
+	// Union, when set, also emits `export type Union = ...` of the
+	// group's values, so the other side can type a field with exactly
+	// these names.
+	Union string
 }
 
 // Request is one method and its params and result types.
@@ -101,6 +105,9 @@ func Generate(spec Spec) ([]byte, error) {
 			fmt.Fprintf(&b, "  %s: %s,\n", e.Name, v)
 		}
 		b.WriteString("} as const;\n")
+		if gr.Union != "" {
+			fmt.Fprintf(&b, "export type %s = (typeof %s)[keyof typeof %s];\n", gr.Union, gr.Name, gr.Name)
+		}
 	}
 	if len(spec.Requests) > 0 {
 		b.WriteString("\n")
