@@ -37,10 +37,11 @@ func fixture(t *testing.T, name string) string {
 }
 
 // testRoots are the roots the in-process and binary servers are started
-// with: the fixtures and the temporary folder the tests write agents in.
+// with: the repository's testdata (every fixture) and the temporary folder
+// the tests write agents in.
 func testRoots(t *testing.T) []string {
 	t.Helper()
-	roots, err := mcpserver.ResolveRoots([]string{filepath.Dir(fixture(t, "pass.agent.md")), os.TempDir()})
+	roots, err := mcpserver.ResolveRoots([]string{filepath.Dir(filepath.Dir(fixture(t, "pass.agent.md"))), os.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
