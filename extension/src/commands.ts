@@ -185,7 +185,11 @@ async function runExample(deps: CommandDeps, arg: unknown): Promise<void> {
       }
     }),
   );
-  // The lens result lands in the Test Explorer too, on the same item.
+  // The lens result lands in the Test Explorer too, on the same item. Bring
+  // the file's items up to date first: an examples file created a moment
+  // ago may still be waiting for its debounced refresh, which would replace
+  // the item the result was put on.
+  await deps.tests.refresh(uri);
   const file = deps.tests.fileItem(uri);
   const item = deps.tests.exampleItem(uri, exampleId);
   if (item !== undefined) {

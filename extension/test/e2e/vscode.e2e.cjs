@@ -120,6 +120,9 @@ before(async () => {
 
 after(async () => {
   await context?.close();
+  // The chat steps' endpoint must not keep the test process alive.
+  slowServer.closeAllConnections();
+  slowServer.close();
 });
 
 step("open the agent file and see the lenses", 120_000, async () => {
@@ -323,6 +326,26 @@ step("a VS Code agent with no examples: VS Code's language, no error, examples a
 
 // ---- The chat panel -------------------------------------------------------
 
+// A local OpenAI-compatible endpoint for slowpoke.agent.md: "slow" is held
+// until the client goes away (a cancelled turn, a killed kmx); anything else
+// is answered "fast", naming the model it was asked for.
+const http = require("node:http");
+let slowRequests = 0;
+const slowServer = http.createServer((req, res) => {
+  let body = "";
+  req.on("data", (c) => (body += c));
+  req.on("end", () => {
+    const b = JSON.parse(body);
+    const last = b.messages[b.messages.length - 1].content;
+    if (last === "slow") {
+      slowRequests += 1;
+      return; // held: never answered
+    }
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ id: "c", object: "chat.completion", model: b.model, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "fast" } }] }));
+  });
+});
+
 function chatFrame() {
   return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
 }
@@ -369,6 +392,32 @@ step("reload the window: the history is back without a model call", 180_000, asy
   await f.locator('.turn[data-turn="2"] .agent pre', { hasText: "Turn 2: again" }).waitFor({ timeout: 30_000 });
   await f.locator("#meta", { hasText: "history replayed with 0 model calls" }).waitFor({ timeout: 5_000 });
   assert.equal(await f.locator(".turn").count(), 2);
+});
+
+step("cancel a slow turn: busy until torn down, then the conversation goes on", 120_000, async () => {
+  await new Promise((resolve) => slowServer.listen(0, "127.0.0.1", resolve));
+  // kmx.endpoint is machine-overridable: code-server reads it from the
+  // Machine settings, like kmx.sidecarPath.
+  setMachineSetting("kmx.endpoint", `http://127.0.0.1:${slowServer.address().port}/v1`);
+  await page.waitForTimeout(1_500);
+  await openFileAndChat("slowpoke.agent.md");
+  const f = chatFrame();
+  await say("slow");
+  await f.locator("#status", { hasText: "waiting for the model" }).waitFor({ timeout: 10_000 });
+  assert.ok(await f.locator("#send").isDisabled(), "Send is disabled while a turn runs");
+  const until = Date.now() + 30_000;
+  while (slowRequests < 1 && Date.now() < until) {
+    await page.waitForTimeout(200);
+  }
+  assert.equal(slowRequests, 1, "the turn reached the endpoint");
+  await shot("chat-busy");
+  await f.locator("#cancel").click();
+  await f.locator('.turn[data-turn="1"][data-state="cancelled"]').waitFor({ timeout: 30_000 });
+  await f.locator("#status", { hasText: "ready" }).waitFor({ timeout: 10_000 });
+  await say("quick");
+  await f.locator('.turn[data-turn="2"] .agent pre', { hasText: "fast" }).waitFor({ timeout: 30_000 });
+  assert.match(await f.locator("#model").innerText(), /slow-model \(route compatible\)/);
+  setMachineSetting("kmx.endpoint", "");
 });
 
 step("a tool-declaring file: the lens shows kmx.yaml's state, Run answers Disabled, the replay shows the call", 120_000, async () => {
