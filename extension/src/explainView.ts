@@ -1,6 +1,7 @@
 // Explain Last Test Failure: a read-only Markdown document whose text the
 // server gives (kmx/explain, offline: no model, provider, credential or
-// journal access). A virtual document, so closing it never asks to save.
+// journal access), shown rendered in VS Code's Markdown preview. A virtual
+// document, so closing it never asks to save.
 import * as vscode from "vscode";
 import { explainMarkdown } from "./explainMarkdown";
 import { Methods } from "./protocol";
@@ -32,8 +33,10 @@ export class ExplainView implements vscode.TextDocumentContentProvider, vscode.D
     const name = file.path.split("/").pop() ?? "agent";
     const uri = vscode.Uri.from({ scheme: ExplainScheme, path: `/${name.replace(/\.md$/, "")}.explain.md`, query: encodeURIComponent(file.toString()) });
     this.changed.fire(uri);
-    const doc = await vscode.workspace.openTextDocument(uri);
-    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    // Rendered, not Markdown source: VS Code's own Markdown preview, beside
+    // the file (the values in it are escaped by explainMarkdown).
+    await vscode.workspace.openTextDocument(uri);
+    await vscode.commands.executeCommand("markdown.showPreviewToSide", uri);
   }
 
   dispose(): void {

@@ -12,9 +12,16 @@ import { Sidecar } from "./sidecar";
 import { ModelStatus } from "./statusBar";
 import { KmxTests } from "./testing";
 
+// The one sidecar of this activation, so deactivate can wait for it to stop.
+let current: Sidecar | undefined;
+
 export function activate(context: vscode.ExtensionContext): void {
+  // "kmx": the sidecar's stderr and what the extension says about it;
+  // "kmx LSP trace": the protocol messages, when kmx.trace.server asks.
   const log = vscode.window.createOutputChannel("kmx");
-  const sidecar = new Sidecar(context, log);
+  const trace = vscode.window.createOutputChannel("kmx LSP trace");
+  const sidecar = new Sidecar(context, log, trace);
+  current = sidecar;
   const status = new ModelStatus();
   let replay: ReplayPanel | undefined;
   const tests = new KmxTests(sidecar, log, async (file) => {
@@ -25,6 +32,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const chat = new ChatPanels(sidecar);
   context.subscriptions.push(
     log,
+    trace,
     sidecar,
     status,
     tests,
@@ -45,6 +53,9 @@ export function activate(context: vscode.ExtensionContext): void {
   });
 }
 
-export function deactivate(): void {
-  // Disposables registered on the context stop the client and the sidecar.
+/** Waits for the language client to stop (shutdown, exit), so the sidecar never outlives the window. */
+export async function deactivate(): Promise<void> {
+  const s = current;
+  current = undefined;
+  await s?.stop();
 }

@@ -8,14 +8,11 @@ import {
   CancellationToken as LspCancellationToken,
   CloseAction,
   DidChangeConfigurationNotification,
-  DynamicFeature,
   ErrorAction,
-  ExecuteCommandRequest,
   LanguageClient,
   RequestType,
   type LanguageClientOptions,
   type ServerOptions,
-  type StaticFeature,
   TransportKind,
   WorkDoneProgress,
   type WorkDoneProgressBegin,
@@ -28,17 +25,11 @@ import { RestartBudget } from "./restart";
 import { resolveServerPath } from "./serverPath";
 import { SecretKeyEnv, SecretStorageKey, serverSettings } from "./settings";
 
-// The server's commands are registered by the extension itself (so a code
-// lens click and the palette share one handler that shows results), so the
-// client must not register them a second time.
-class KmxLanguageClient extends LanguageClient {
-  override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
-    if (DynamicFeature.is(feature) && feature.registrationType.method === ExecuteCommandRequest.method) {
-      return;
-    }
-    super.registerFeature(feature);
-  }
-}
+// The server does not advertise its kmx.* commands (executeCommandProvider):
+// the extension registers them itself, so a code lens click and the palette
+// share one handler that shows results, and the client has nothing to
+// register twice.
+type KmxLanguageClient = LanguageClient;
 
 export type ProgressHandler = (value: ProgressValue) => void;
 type WorkDone = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
@@ -61,6 +52,8 @@ export class Sidecar implements vscode.Disposable {
     private readonly ext: vscode.ExtensionContext,
     /** The sidecar's stderr log, and what the extension says about it. */
     readonly log: vscode.OutputChannel,
+    /** The LSP message trace (kmx.trace.server). */
+    private readonly trace: vscode.OutputChannel,
   ) {
     this.lm = new LanguageModelHost(log);
     this.disposables.push(
@@ -139,7 +132,20 @@ export class Sidecar implements vscode.Disposable {
         { scheme: "file", pattern: "**/*.agent.examples.yaml" },
       ],
       outputChannel: this.log,
+      traceOutputChannel: this.trace,
       initializationOptions: init,
+      // A refused initialize (a protocol-version mismatch) will not get
+      // better by restarting: say so once and keep the restart budget.
+      initializationFailedHandler: (error) => {
+        const msg = `kmx lsp refused to start: ${error instanceof Error ? error.message : String(error)}. Install matching versions of the extension and kmx (or point kmx.sidecarPath at a matching kmx).`;
+        this.log.appendLine(msg);
+        void vscode.window.showErrorMessage(msg, "Show Logs").then((pick) => {
+          if (pick === "Show Logs") {
+            this.log.show(true);
+          }
+        });
+        return false;
+      },
       errorHandler: {
         error: (_error, _message, count) => ({ action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown }),
         closed: () => {
@@ -152,7 +158,7 @@ export class Sidecar implements vscode.Disposable {
         },
       },
     };
-    const client = new KmxLanguageClient("kmx", "kmx", server, options);
+    const client = new LanguageClient("kmx", "kmx", server, options);
     this.client = client;
     this.disposables.push(...this.lm.register(client));
     client.onDidChangeState(() => {
@@ -247,11 +253,25 @@ export class Sidecar implements vscode.Disposable {
     return converted;
   }
 
+  /** Stops the client and with it the sidecar; resolves once it has stopped. */
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client === undefined) {
+      return;
+    }
+    try {
+      await client.dispose(2_000);
+    } catch (err) {
+      this.log.appendLine(`stopping kmx lsp: ${String(err)}`);
+    }
+  }
+
   dispose(): void {
     for (const d of this.disposables) {
       d.dispose();
     }
-    void this.client?.dispose(2_000);
+    void this.stop();
   }
 }
 

@@ -310,6 +310,9 @@ function childrenOf(item: vscode.TestItem): vscode.TestItem[] {
   return out;
 }
 
+/** The contextValue of a failed or inconclusive example's messages. */
+export const FailureMessageContext = "kmx.failure";
+
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -328,6 +331,9 @@ function applyOutcome(run: vscode.TestRun, item: vscode.TestItem, o: Outcome): v
     if (m.range !== undefined && item.uri !== undefined) {
       msg.location = new vscode.Location(item.uri, toRange(m.range));
     }
+    // Offers "Explain Last Test Failure" in the failure peek, where people
+    // look at a failure (package.json: testing/message/context).
+    msg.contextValue = FailureMessageContext;
     return msg;
   });
   switch (o.kind) {

@@ -58,11 +58,10 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	}
 	s.log.Info("initialized", "protocol", ProtocolVersion, "workDoneProgress", p.Capabilities.Window.WorkDoneProgress, "languageModels", opts.LanguageModels)
 
-	commands := make([]string, 0, len(Commands()))
-	for id := range Commands() {
-		commands = append(commands, id)
-	}
-	sortStrings(commands)
+	// The kmx.* commands are not advertised (no executeCommandProvider):
+	// the extension registers them itself, one handler for a lens click
+	// and the palette, and an advertised command would be registered
+	// twice. workspace/executeCommand still serves them.
 	return &protocol.InitializeResult{
 		Capabilities: protocol.ServerCapabilities{
 			TextDocumentSync: &protocol.TextDocumentSyncOptions{
@@ -70,10 +69,9 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 				Change:    protocol.TextDocumentSyncKindIncremental,
 				Save:      &protocol.SaveOptions{IncludeText: false},
 			},
-			CodeLensProvider:       &protocol.CodeLensOptions{ResolveProvider: false},
-			CodeActionProvider:     &protocol.CodeActionOptions{CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix}},
-			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: commands},
-			Experimental:           map[string]any{"kmxProtocolVersion": ProtocolVersion},
+			CodeLensProvider:   &protocol.CodeLensOptions{ResolveProvider: false},
+			CodeActionProvider: &protocol.CodeActionOptions{CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix}},
+			Experimental:       map[string]any{"kmxProtocolVersion": ProtocolVersion},
 		},
 		ServerInfo: &protocol.ServerInfo{Name: "kmx", Version: s.opts.Version},
 	}, nil

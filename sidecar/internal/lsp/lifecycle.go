@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-	"sort"
 )
 
 // initialized is the client's acknowledgement; nothing to do.
@@ -39,5 +38,3 @@ func (s *Server) exit(context.Context, json.RawMessage) (any, error) {
 // setTrace is accepted and ignored: the log goes to stderr whatever the
 // trace level.
 func (s *Server) setTrace(context.Context, json.RawMessage) (any, error) { return nil, nil }
-
-func sortStrings(v []string) { sort.Strings(v) }
