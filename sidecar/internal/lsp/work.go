@@ -1,5 +1,11 @@
 package lsp
 
+// work.go holds what kmx/run and kmx/test share once their params are
+// decoded: the text a run uses (source: the open buffer, else the file on
+// disk through agentfile.ReadFile), the runner options from the settings
+// (previewOptions), and execute, which runs one invocation as long work
+// with progress and cancellation.
+
 import (
 	"context"
 	"errors"
