@@ -133,18 +133,21 @@ func scanRecord(scan func(dest ...any) error) (r Record, prevHash, hash []byte, 
 
 // sessionRecordsLocked returns one session's records (every record for "")
 // in seq order, each checked against the verified chain. j.mu must be held.
-// For one session it is a single query: the rows after the verified prefix
-// extend the chain, and the session's rows before it are re-checked against
-// the hashes verified then.
+// Either way it is a single query, so a single snapshot: the rows after the
+// verified prefix extend the chain, and the rows before it are re-checked
+// against the hashes verified then. With two reads (extend, then read), a
+// record another connection commits in between would be read but not
+// verified, and an honest journal still being written would look altered.
 func (j *Journal) sessionRecordsLocked(ctx context.Context, sessionID string) ([]Record, error) {
+	q, args := selectSessionAndAfter, []any{j.chain.seq, sessionID}
 	if sessionID == "" {
-		return j.allRecordsLocked(ctx)
+		q, args = selectAll, nil
 	}
-	st, err := j.stmtLocked(ctx, selectSessionAndAfter)
+	st, err := j.stmtLocked(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.QueryContext(ctx, j.chain.seq, sessionID)
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}
@@ -164,56 +167,14 @@ func (j *Journal) sessionRecordsLocked(ctx context.Context, sessionID string) ([
 		if err != nil {
 			return nil, err
 		}
-		if r.SessionID == sessionID {
+		if sessionID == "" || r.SessionID == sessionID {
 			out = append(out, r)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}
-	if err := j.acceptLocked(c); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// allRecordsLocked returns every record in seq order, extending the verified
-// chain with the records after it and re-checking the ones before it, in one
-// read. One read is one snapshot: with two (extend, then read everything), a
-// record another connection commits in between would be read but not
-// verified, and an honest journal still being written would look altered.
-// j.mu must be held.
-func (j *Journal) allRecordsLocked(ctx context.Context) ([]Record, error) {
-	st, err := j.stmtLocked(ctx, selectAll)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-	}
-	defer rows.Close()
-	c := j.chain
-	var out []Record
-	for rows.Next() {
-		r, prevHash, hash, err := scanRecord(rows.Scan)
-		if err != nil {
-			return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-		}
-		if r.Seq <= j.chain.seq {
-			err = j.checkVerified(r, prevHash, hash)
-		} else {
-			err = j.extendOne(&c, r, prevHash, hash)
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-	}
-	if int64(len(out)) != c.seq {
+	if sessionID == "" && int64(len(out)) != c.seq {
 		return nil, &TamperedError{RunID: j.id, Seq: int64(len(out)), Reason: "records disappeared after they were verified"}
 	}
 	if err := j.acceptLocked(c); err != nil {
