@@ -63,6 +63,10 @@ func runTestExplain(_ context.Context, env Env, args []string) error {
 	if err != nil {
 		return &RefusalError{Msg: "kmx test explain: " + err.Error(), Next: problem.SetKMXHome}
 	}
+	// Failures are kept per agent file: an examples file names its agent.
+	if agent := agentfile.AgentPathOf(file); agent != "" {
+		file = agent
+	}
 	if clear {
 		return clearExplain(env, root, file, asJSON)
 	}

@@ -41,3 +41,29 @@ func TestEitherFileOfAPair(t *testing.T) {
 		t.Errorf("kmx check of an examples file without its agent: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestExplainFromEitherFileOfAPair: failures are kept per agent file, so
+// kmx test explain given the examples file explains the agent's failures.
+func TestExplainFromEitherFileOfAPair(t *testing.T) {
+	h := home(t)
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "reviewer.agent.md")
+	examples := filepath.Join(dir, "reviewer.agent.examples.yaml")
+	if err := os.WriteFile(agent, []byte("---\nname: Code Reviewer\nmodel: fake\n---\nReply with exactly `Review:` followed by the input\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(examples, []byte("- id: short\n  input: Rename a variable\n  assert: [contains: \"never said\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := kmx(t, h, "test", agent); r.code != ExitFailure {
+		t.Fatalf("kmx test: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := kmx(t, h, "test", "explain", "--file", agent)
+	got := kmx(t, h, "test", "explain", "--file", examples)
+	if want.code != ExitOK || !strings.Contains(want.stdout, "short") || !strings.Contains(want.stdout, "recorded for the current text") {
+		t.Fatalf("explain the agent file: exit %d\n%s%s", want.code, want.stdout, want.stderr)
+	}
+	if got.code != want.code || got.stdout != want.stdout {
+		t.Errorf("explain the examples file: exit %d\n%s%s\nwant the agent file's:\n%s", got.code, got.stdout, got.stderr, want.stdout)
+	}
+}
