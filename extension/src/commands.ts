@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import type { ChatPanels } from "./chatPanel";
 import type { ExplainView } from "./explainView";
 import { modelChoices } from "./lmMapping";
-import { type AddExamplesParams, EditorCommands, type ExampleParams, type ExamplesHome, Methods, type ReportResult } from "./protocol";
+import { type AddExamplesParams, Commands, EditorCommands, type ExampleParams, type ExamplesHome, Methods, type ReportResult, Verdicts } from "./protocol";
 import type { ReplayPanel } from "./replayPanel";
 import { runVerdictText, summaryLine } from "./results";
 import { readSettings } from "./settings";
@@ -26,10 +26,10 @@ type Handler = (arg?: unknown) => Promise<void>;
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const table: Record<string, Handler> = {
-    "kmx.runExample": (arg) => runExample(deps, arg),
-    "kmx.testFile": (arg) => testFile(deps, arg),
-    "kmx.runWithInput": (arg) => runWithInput(deps, arg),
-    "kmx.explainLastFailure": async (arg) => {
+    [Commands.RunExample]: (arg) => runExample(deps, arg),
+    [Commands.TestFile]: (arg) => testFile(deps, arg),
+    [Commands.RunWithInput]: (arg) => runWithInput(deps, arg),
+    [Commands.Explain]: async (arg) => {
       const uri = fileArg(arg);
       if (uri !== undefined) {
         await deps.explain.show(uri);
@@ -42,7 +42,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       }
     },
     // The server's Replay last run lens: {runId} of the newest finished run.
-    "kmx.inspectRun": async (arg) => {
+    [Commands.InspectRun]: async (arg) => {
       const runId = (arg as { runId?: unknown } | undefined)?.runId;
       if (typeof runId !== "string" || runId === "") {
         throw new Error("kmx.inspectRun needs a run id: use kmx: Show Run Replay for the file's newest run");
@@ -50,14 +50,14 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       await deps.replay.show(runId);
     },
     // The server's Open chat lens ({uri}) and the palette.
-    "kmx.openChat": (arg) => {
+    [Commands.OpenChat]: (arg) => {
       const uri = fileArg(arg);
       if (uri !== undefined) {
         deps.chat.open(uri);
       }
       return Promise.resolve();
     },
-    "kmx.clearJournals": () => clearJournals(deps),
+    [Commands.ClearJournals]: () => clearJournals(deps),
     // The server's Add examples lens: {uri, homes}, each home with its edit.
     [EditorCommands.AddExamples]: (arg) => addExamples(deps, arg as AddExamplesParams | undefined),
     "kmx.selectModel": () => selectModel(deps),
@@ -121,6 +121,12 @@ function fileArg(arg: unknown): vscode.Uri | undefined {
   }
   if (uri instanceof vscode.Uri) {
     return uri;
+  }
+  // A button on a Test Explorer failure message: {test, message}; the
+  // file is the test item's (or its parent's, for an example).
+  const test = (arg as { test?: vscode.TestItem } | undefined)?.test;
+  if (test?.uri !== undefined) {
+    return test.uri;
   }
   const doc = vscode.window.activeTextEditor?.document;
   if (doc !== undefined && (doc.uri.path.endsWith(".agent.md") || isExamplesFile(doc.uri))) {
@@ -200,7 +206,7 @@ async function runExample(deps: CommandDeps, arg: unknown): Promise<void> {
     noteReport(deps, res);
   }
   const ex = res.report?.examples?.[0];
-  showVerdict(res.report !== undefined ? runVerdictText(res.report) : "kmx: no report", ex?.verdict === "pass", deps);
+  showVerdict(res.report !== undefined ? runVerdictText(res.report) : "kmx: no report", ex?.verdict === Verdicts.Pass, deps);
 }
 
 function noteReport(deps: CommandDeps, res: ReportResult): void {
@@ -215,7 +221,7 @@ async function testFile(deps: CommandDeps, arg: unknown): Promise<void> {
   }
   const res = await withCancel(`kmx: testing ${vscode.workspace.asRelativePath(uri)}`, (token, report) => deps.tests.testFile(uri, token, report));
   if (res?.report !== undefined) {
-    showVerdict(`kmx ${vscode.workspace.asRelativePath(uri)}: ${summaryLine(res.report)}`, res.report.verdict === "pass", deps);
+    showVerdict(`kmx ${vscode.workspace.asRelativePath(uri)}: ${summaryLine(res.report)}`, res.report.verdict === Verdicts.Pass, deps);
   }
 }
 
@@ -241,7 +247,7 @@ async function runWithInput(deps: CommandDeps, arg: unknown): Promise<void> {
   );
   noteReport(deps, res);
   const ex = res.report?.examples?.[0];
-  showVerdict(res.report !== undefined ? runVerdictText(res.report) : "kmx: no report", ex?.verdict === "answered", deps);
+  showVerdict(res.report !== undefined ? runVerdictText(res.report) : "kmx: no report", ex?.verdict === Verdicts.Answered, deps);
 }
 
 async function clearJournals(deps: CommandDeps): Promise<void> {

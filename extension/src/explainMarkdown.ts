@@ -1,7 +1,7 @@
 // Rendering the server's kmx.explain/v1 explanation as Markdown. The server
 // decides everything (which records, current or historical, what content is
 // withheld); this only lays it out, escaping every value it did not write.
-import type { Assertion, ExplainResult, ExplainedExample } from "./protocol";
+import { type Assertion, type ExplainResult, type ExplainedExample, Verdicts } from "./protocol";
 
 /**
  * Escapes text so Markdown shows it literally: no links, HTML, emphasis or
@@ -26,7 +26,7 @@ export function mdCode(s: string): string {
 }
 
 function verdictWord(v: string): string {
-  return v === "unknown" ? "inconclusive (unknown)" : v;
+  return v === Verdicts.Unknown ? "inconclusive (unknown)" : v;
 }
 
 function assertionLine(a: Assertion, deciding: boolean): string {

@@ -2,7 +2,7 @@
 // inspection. Every value is escaped; the page has no script, loads nothing, and
 // its only style is inline under a nonce, coloured by VS Code's theme
 // variables. Pure, so escaping and the CSP are unit-tested.
-import type { ExampleResult, InspectedToolCall, InspectedTurn, Inspection, JudgeSample, ModelIdentity, Report } from "./protocol";
+import { type ExampleResult, type InspectedToolCall, type InspectedTurn, type Inspection, type JudgeSample, type ModelIdentity, type Report, Verdicts } from "./protocol";
 
 export const InspectSchema = "kmx.journal.inspect/v1";
 export const ReplayLabel = "local preview journal replay; not a test result";
@@ -32,7 +32,7 @@ function verdictHtml(ex: ExampleResult | undefined): string {
   if (ex === undefined) {
     return field("verdict", `<span class="muted">not in this session's report for the run</span>`);
   }
-  const word = ex.verdict === "unknown" ? "inconclusive (unknown)" : ex.verdict;
+  const word = ex.verdict === Verdicts.Unknown ? "inconclusive (unknown)" : ex.verdict;
   let h = field("verdict (from the run's report)", `<span class="verdict v-${escapeHtml(ex.verdict)}">${escapeHtml(word)}</span>`);
   const rows = (ex.assertions ?? []).map((a) => {
     const extra = [a.expected !== undefined ? `expected ${a.expected}` : "", a.actual !== undefined ? `actual ${a.actual}` : ""].filter((x) => x !== "").join("; ");

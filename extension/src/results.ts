@@ -2,7 +2,7 @@
 // out, so the rules that matter are unit-tested without VS Code:
 // unknown is never passed, refusals carry their text, failures point at the
 // deciding assertion with expected and actual.
-import type { AssertionResult, ExampleResult, Range, Report } from "./protocol";
+import { type AssertionResult, type ExampleResult, type Range, type Report, Verdicts } from "./protocol";
 
 export interface OutcomeMessage {
   text: string;
@@ -58,7 +58,7 @@ export function refusalText(message: string, next: string | undefined): string {
 export function outcomeOf(ex: ExampleResult): Outcome {
   const base = { id: ex.id, durationMs: ex.durationMs };
   switch (ex.verdict) {
-    case "pass":
+    case Verdicts.Pass:
       // The server only says pass for a journaled, replay-verified turn;
       // showing anything else as passed would break kmx's first promise.
       if (!ex.journaled || !ex.verified) {
@@ -69,11 +69,11 @@ export function outcomeOf(ex: ExampleResult): Outcome {
         };
       }
       return { ...base, kind: "passed", messages: [] };
-    case "fail":
+    case Verdicts.Fail:
       return { ...base, kind: "failed", messages: decidingMessages(ex, "failed") };
-    case "unknown":
+    case Verdicts.Unknown:
       return { ...base, kind: "errored", messages: decidingMessages(ex, "inconclusive") };
-    case "refused":
+    case Verdicts.Refused:
       return { ...base, kind: "errored", messages: [{ text: `refused: ${ex.message ?? "kmx refused this example"}`, range: ex.range }] };
     default:
       return {
@@ -167,7 +167,7 @@ export function summaryLine(report: Report): string {
   if (s.refused > 0) {
     parts.push(`${s.refused} refused`);
   }
-  return `${report.verdict === "unknown" ? "inconclusive" : report.verdict}: ${parts.join(", ")} (${report.label})`;
+  return `${report.verdict === Verdicts.Unknown ? "inconclusive" : report.verdict}: ${parts.join(", ")} (${report.label})`;
 }
 
 /** The verdict of a single Run example or Run With Input, with its answer. */
@@ -179,10 +179,10 @@ export function runVerdictText(report: Report): string {
   if (ex === undefined) {
     return `kmx: no result (${report.label})`;
   }
-  const verdict = ex.verdict === "unknown" ? "inconclusive (unknown)" : ex.verdict;
+  const verdict = ex.verdict === Verdicts.Unknown ? "inconclusive (unknown)" : ex.verdict;
   const who = ex.adHoc === true ? "input" : `example "${ex.id}"`;
   let text = `kmx ${who}: ${verdict}`;
-  if (ex.verdict !== "pass" && ex.verdict !== "answered" && ex.message !== undefined && ex.message !== "") {
+  if (ex.verdict !== Verdicts.Pass && ex.verdict !== Verdicts.Answered && ex.message !== undefined && ex.message !== "") {
     text += ` — ${ex.message}`;
   }
   if (ex.answer !== undefined) {
