@@ -191,18 +191,28 @@ func Open(ctx context.Context, opts Options) (*Conversation, error) {
 	return c, nil
 }
 
-func open(ctx context.Context, opts Options) (*Conversation, error) {
-	if opts.StateDir == "" {
-		return nil, errors.New("open conversation: no state folder")
-	}
-	id := opts.ID
+// location is the conversation's ID (the default when none is given) and
+// the agent file's physical path: together they name its journal.
+func (opts Options) location() (id, path string, err error) {
+	id = opts.ID
 	if id == "" {
 		id = DefaultID
 	}
 	if err := ValidID(id); err != nil {
-		return nil, err
+		return "", "", err
 	}
-	path, err := PhysicalPath(opts.File)
+	path, err = PhysicalPath(opts.File)
+	if err != nil {
+		return "", "", err
+	}
+	return id, path, nil
+}
+
+func open(ctx context.Context, opts Options) (*Conversation, error) {
+	if opts.StateDir == "" {
+		return nil, errors.New("open conversation: no state folder")
+	}
+	id, path, err := opts.location()
 	if err != nil {
 		return nil, err
 	}

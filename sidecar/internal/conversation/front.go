@@ -164,14 +164,7 @@ func notStarted(req Request) (*Transcript, error) {
 	if err != nil {
 		return nil, err
 	}
-	id := opts.ID
-	if id == "" {
-		id = DefaultID
-	}
-	if err := ValidID(id); err != nil {
-		return nil, err
-	}
-	path, err := PhysicalPath(opts.File)
+	id, path, err := opts.location()
 	if err != nil {
 		return nil, err
 	}
