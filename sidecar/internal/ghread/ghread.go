@@ -14,8 +14,11 @@
 // deadline. Any failure refuses the whole read; nothing is retried.
 //
 // The endpoint is fixed (localtools.GitHubMCPURL). Only this package's own
-// tests can point a read elsewhere (an unexported field), so no build of
-// kmx can send the credential to another origin.
+// tests (an unexported field) and test builds (-tags kmxtest: the
+// KMX_TEST_GITHUB_MCP_URL override in endpoint_kmxtest.go, for the owned
+// fixture in ghreadtest) can point a read elsewhere; a shipped build
+// compiles endpoint_release.go, so it cannot send the credential to
+// another origin.
 package ghread
 
 import (
@@ -93,6 +96,16 @@ func fail(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(for
 // Read performs the one read and returns the projected result as JSON text.
 func Read(ctx context.Context, cfg Config) (string, error) {
 	endpoint, timeout := localtools.GitHubMCPURL, Timeout
+	if cfg.endpoint == "" {
+		// Test builds only; a shipped build returns nothing here.
+		u, rt, err := testEndpoint()
+		if err != nil {
+			return "", fail("the test endpoint override is unusable: %s", err)
+		}
+		if u != "" {
+			cfg.endpoint, cfg.transport = u, rt
+		}
+	}
 	if cfg.endpoint != "" {
 		endpoint = cfg.endpoint
 	}
