@@ -5,10 +5,12 @@
 /* eslint-disable */
 /** Send as initializationOptions.protocolVersion; the server refuses any other. */
 export const ProtocolVersion = "kmx.lsp/v1";
-/** JSON-RPC error code of a refused kmx/languageModel/send; data is EditorErrorData. */
+/** JSON-RPC error code of a refused kmx/languageModel/send or kmx/languageModel/invokeTool; data is EditorErrorData. */
 export const LanguageModelErrorCode = -32803;
 /** The largest editor reply text, in bytes. */
 export const MaxEditorReplyBytes = 1048576;
+/** The largest editor tool result text, in bytes. */
+export const MaxEditorToolResultBytes = 32768;
 
 /** workspace/executeCommand IDs; each takes one argument, the params of its method. */
 export const Commands = {
@@ -53,9 +55,11 @@ export const Methods = {
 export const ClientMethods = {
   LanguageModels: "kmx/languageModel/models",
   LanguageModelSend: "kmx/languageModel/send",
+  LanguageModelTools: "kmx/languageModel/tools",
+  LanguageModelInvokeTool: "kmx/languageModel/invokeTool",
 } as const;
 
-/** data.class of a refused kmx/languageModel/send: the class only, never the provider's text. */
+/** data.class of a refused kmx/languageModel/send or invokeTool: the class only, never the provider's or tool's text. */
 export const EditorClasses = {
   ModelUnavailable: "model-unavailable",
   NoPermissions: "no-permissions",
@@ -63,6 +67,9 @@ export const EditorClasses = {
   ProviderError: "provider-error",
   Cancelled: "cancelled",
   Oversized: "oversized",
+  ToolUnavailable: "tool-unavailable",
+  ToolDeclined: "tool-declined",
+  ToolFailed: "tool-failed",
 } as const;
 
 /** verdict of a report and of each example: pass only when every selected example passed; unknown is never a pass. */
@@ -119,6 +126,10 @@ export interface KmxClientRequests {
   "kmx/languageModel/models": { params: EditorModelsParams; result: EditorModelsResult };
   /** server → client: one request to a preflight-resolved model; errors carry data {class} */
   "kmx/languageModel/send": { params: EditorSendParams; result: EditorSendResult };
+  /** server → client: the tools VS Code offers now (listed once per run of a tool-declaring agent, to bind its declared names) */
+  "kmx/languageModel/tools": { params: EditorToolsParams; result: EditorToolsResult };
+  /** server → client: one call of a bound tool through vscode.lm.invokeTool; errors carry data {class} */
+  "kmx/languageModel/invokeTool": { params: EditorInvokeToolParams; result: EditorInvokeToolResult };
 }
 
 /** Go: lsp.DocumentParams */
@@ -702,6 +713,35 @@ export interface EditorToolCall {
   callId: string;
   name: string;
   input: Record<string, unknown> | null;
+}
+
+/** Go: route.EditorToolsParams */
+export interface EditorToolsParams {
+}
+
+/** Go: route.EditorToolsResult */
+export interface EditorToolsResult {
+  tools: EditorToolInfo[] | null;
+}
+
+/** Go: route.EditorToolInfo */
+export interface EditorToolInfo {
+  name: string;
+  description: string;
+  inputSchema?: Record<string, unknown>;
+  tags: string[] | null;
+}
+
+/** Go: route.EditorInvokeToolParams */
+export interface EditorInvokeToolParams {
+  tool: EditorToolInfo;
+  input: Record<string, unknown> | null;
+  maxResultBytes: number;
+}
+
+/** Go: route.EditorInvokeToolResult */
+export interface EditorInvokeToolResult {
+  text: string;
 }
 
 /** Go: lsp.InitializationOptions */

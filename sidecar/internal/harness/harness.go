@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
 )
@@ -79,15 +80,29 @@ const (
 // route (the fake judge scores rubrics, the fake agent follows directives).
 type Resolver func(purpose string, id route.Identity) (route.Model, error)
 
+// LiveTools answers one call of a live-bound tool (source live) that no
+// recording answers: the invocation's frozen binding to a host's executor
+// (in the editor, vscode.lm.invokeTool). It returns the tool's text; an
+// error fails the example's turn, and nothing is retried. Replay never
+// reaches it.
+type LiveTools func(ctx context.Context, call route.ToolCall, tool localtools.Tool) (string, error)
+
 // Server is the chat harness. It is safe for concurrent use.
 type Server struct {
 	sessionspb.UnimplementedHarnessServer
 	resolve Resolver
+	live    LiveTools
 }
 
 // New returns a chat harness that resolves live models through resolve.
 func New(resolve Resolver) *Server {
 	return &Server{resolve: resolve}
+}
+
+// NewWithLiveTools is New whose tool turns answer live-bound tools through
+// live (nil: none are bound).
+func NewWithLiveTools(resolve Resolver, live LiveTools) *Server {
+	return &Server{resolve: resolve, live: live}
 }
 
 // Turn runs one turn and streams its events. Malformed requests are refused
@@ -124,7 +139,7 @@ func (s *Server) Turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStre
 	}
 	counted := &countingModel{Model: model}
 	if req.GetHarness() == LocalTools {
-		return runTools(ctx, stream, counted, turn, req, liveDispatch, counted.calls.Load)
+		return runTools(ctx, stream, counted, turn, req, liveDispatch(s.live), counted.calls.Load)
 	}
 	return runChat(ctx, stream, counted, turn, req, counted.calls.Load)
 }

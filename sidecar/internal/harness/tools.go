@@ -37,22 +37,31 @@ const toolParameters = `{"type":"object"}`
 // dispatcher answers one validated call of the batch (index from 1).
 type dispatcher func(ctx context.Context, index int, call route.ToolCall, tool localtools.Tool) (localtools.Answer, error)
 
-// errNoLiveBinding: this build has no live tool executor. Freeze never
-// selects the live source without a binding, so this is a broken invariant,
+// errNoLiveBinding: the harness has no live executor. Freeze never selects
+// the live source without a binding, so this is a broken invariant,
 // reported as a failed call rather than a crash.
-var errNoLiveBinding = errors.New("live tool bindings are not available in this build")
+var errNoLiveBinding = errors.New("no live tool executor is bound in this invocation")
 
-// liveDispatch answers a call of a live (not replayed) turn offline:
-// Disabled, a matching recording, or the unavailable stub.
-func liveDispatch(ctx context.Context, _ int, call route.ToolCall, tool localtools.Tool) (localtools.Answer, error) {
-	if err := ctx.Err(); err != nil {
-		return localtools.Answer{}, err
+// liveDispatch answers a call of a live (not replayed) turn: Disabled, a
+// matching recording, the unavailable stub, or (a live-bound tool) live.
+func liveDispatch(live LiveTools) dispatcher {
+	return func(ctx context.Context, _ int, call route.ToolCall, tool localtools.Tool) (localtools.Answer, error) {
+		if err := ctx.Err(); err != nil {
+			return localtools.Answer{}, err
+		}
+		a, err := localtools.Dispatch(tool, call.Arguments)
+		if !errors.Is(err, localtools.ErrNeedsBinding) {
+			return a, err
+		}
+		if live == nil {
+			return localtools.Answer{}, errNoLiveBinding
+		}
+		text, err := live(ctx, call, tool)
+		if err != nil {
+			return localtools.Answer{}, err
+		}
+		return localtools.Answer{Text: text, Source: localtools.SourceLive, Dispatched: true}, nil
 	}
-	a, err := localtools.Dispatch(tool, call.Arguments)
-	if errors.Is(err, localtools.ErrNeedsBinding) {
-		return localtools.Answer{}, errNoLiveBinding
-	}
-	return a, err
 }
 
 // ToolsFromProto converts a session's tool set.

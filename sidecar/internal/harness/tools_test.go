@@ -64,7 +64,7 @@ func runScripted(t *testing.T, ctx context.Context, m *scriptedToolModel, req *s
 		if hook != nil {
 			hook(index)
 		}
-		return liveDispatch(ctx, index, call, tool)
+		return liveDispatch(nil)(ctx, index, call, tool)
 	}
 	s := &recordingStream{ctx: ctx}
 	_ = runTools(ctx, s, m, 1, req, d, m.calls.Load)
@@ -234,5 +234,69 @@ func TestDisabledToolNeverExecutes(t *testing.T) {
 	events, _ = runScripted(t, context.Background(), m6, toolRequest(tool), nil)
 	if term := terminalOf(t, events); !strings.Contains(term.GetError(), ErrTextToolBatch) {
 		t.Errorf("six disabled calls: %q", term.GetError())
+	}
+}
+
+// TestLiveToolsAnswerLiveBoundCalls: a live-bound tool's call with no
+// matching recording goes to the live executor once (source live, a
+// dispatch); a recording that matches answers instead; a Disabled tool
+// never reaches it; a failed live call fails the turn with no retry and no
+// second send.
+func TestLiveToolsAnswerLiveBoundCalls(t *testing.T) {
+	liveTool := &sessionspb.ToolSpec{Name: "ping", State: localtools.Enabled, Source: localtools.SourceLive,
+		Recorded: []*sessionspb.SavedCall{{Arguments: `{"n":1}`, Result: "saved"}}}
+	// An input no error text contains ("hi" is in "this").
+	liveReq := toolRequest(liveTool)
+	liveReq.Input = "Ada"
+	var got []string
+	live := func(_ context.Context, call route.ToolCall, tool localtools.Tool) (string, error) {
+		got = append(got, tool.Name+" "+call.Arguments)
+		return "live answer", nil
+	}
+	batch := []route.ToolCall{{ID: "a", Name: "ping", Arguments: `{"n":2}`}, {ID: "b", Name: "ping", Arguments: `{"n":1}`}}
+	m := &scriptedToolModel{replies: []route.Completion{{FinishReason: "tool_calls", ToolCalls: batch}, {Text: "done"}}}
+	s := &recordingStream{ctx: context.Background()}
+	_ = runTools(context.Background(), s, m, 1, liveReq, liveDispatch(live), m.calls.Load)
+	if term := terminalOf(t, s.events); term.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED || term.GetAnswer() != "done" {
+		t.Fatalf("terminal = %+v", term)
+	}
+	if fmt.Sprint(got) != `[ping {"n":2}]` {
+		t.Fatalf("live executor saw %v, want only the unrecorded call", got)
+	}
+	var results []string
+	for _, e := range s.events {
+		if r := e.GetToolResult(); r != nil {
+			results = append(results, string(r.GetResultJson()))
+		}
+	}
+	if len(results) != 2 || !strings.Contains(results[0], `"source":"live"`) || !strings.Contains(results[0], `"dispatched":true`) ||
+		!strings.Contains(results[0], `"result":"live answer"`) || !strings.Contains(results[1], `"source":"recorded"`) {
+		t.Fatalf("tool results = %v", results)
+	}
+
+	// A failed live call: the turn fails with the executor's class text,
+	// the call is not retried and the model is not sent to again.
+	calls := 0
+	failing := func(context.Context, route.ToolCall, localtools.Tool) (string, error) {
+		calls++
+		return "", route.NewEditorError(route.EditorToolFailed, nil)
+	}
+	m2 := &scriptedToolModel{replies: []route.Completion{{FinishReason: "tool_calls", ToolCalls: batch[:1]}, {Text: "never"}}}
+	s2 := &recordingStream{ctx: context.Background()}
+	_ = runTools(context.Background(), s2, m2, 1, liveReq, liveDispatch(failing), m2.calls.Load)
+	term := terminalOf(t, s2.events)
+	if term.GetState() != sessionspb.TurnState_TURN_STATE_FAILED || !strings.Contains(term.GetError(), ErrTextToolFailed) || !strings.Contains(term.GetError(), "the tool failed in VS Code") {
+		t.Fatalf("terminal = %v %q", term.GetState(), term.GetError())
+	}
+	if calls != 1 || m2.calls.Load() != 1 {
+		t.Fatalf("live calls %d, sends %d; want 1 and 1", calls, m2.calls.Load())
+	}
+
+	// No executor bound: a live source is a broken invariant, a failed call.
+	m3 := &scriptedToolModel{replies: []route.Completion{{FinishReason: "tool_calls", ToolCalls: batch[:1]}, {Text: "never"}}}
+	s3 := &recordingStream{ctx: context.Background()}
+	_ = runTools(context.Background(), s3, m3, 1, liveReq, liveDispatch(nil), m3.calls.Load)
+	if term := terminalOf(t, s3.events); term.GetState() != sessionspb.TurnState_TURN_STATE_FAILED || !strings.Contains(term.GetError(), "no live tool executor") {
+		t.Fatalf("terminal = %v %q", term.GetState(), term.GetError())
 	}
 }

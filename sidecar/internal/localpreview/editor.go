@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
@@ -62,6 +63,38 @@ func (b *editorBuilder) model(ctx context.Context, refs []string, what string) (
 		return nil, err
 	}
 	return b.session.Model(info), nil
+}
+
+// bindTools binds each name to the one tool VS Code offers under exactly
+// that name, listing the tools once, and freezes the binding in the
+// session: the tool-side half of the preflight.
+func (b *editorBuilder) bindTools(ctx context.Context, names []string) error {
+	lctx, cancel := context.WithTimeout(ctx, editorListBound)
+	offered, err := b.host.Tools(lctx)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return refuse("try again; if it keeps failing, run kmx: Restart Language Server and see the kmx output channel",
+			"VS Code did not list the tools it offers")
+	}
+	bound, err := route.BindEditorTools(names, offered)
+	if err != nil {
+		var be *route.ToolBindError
+		if errors.As(err, &be) {
+			return refuse(be.Next, "%s", be.Msg)
+		}
+		return err
+	}
+	b.session.BindTools(bound)
+	return nil
+}
+
+// invokeTool is the harness's live executor on the editor route: the
+// bound tool, through vscode.lm.invokeTool.
+func (b *editorBuilder) invokeTool(ctx context.Context, call route.ToolCall, _ localtools.Tool) (string, error) {
+	return b.session.InvokeTool(ctx, call.Name, call.Arguments)
 }
 
 // agentModelRefs is the agent's model reference list in precedence order:

@@ -27,7 +27,7 @@ func Preflight(ctx context.Context, opts Options, path string, src []byte, res a
 	}
 	opts.OnExample = nil
 	if opts.Editor != nil {
-		opts.Editor = preflightEditor{EditorHost: opts.Editor, refs: namedModels(opts, res.Agent)}
+		opts.Editor = preflightEditor{EditorHost: opts.Editor, refs: namedModels(opts, res.Agent), tools: declared(res.Agent)}
 	}
 	_, err := prepareParsed(ctx, opts, Request{Path: path, Source: src}, res, &Report{})
 	r, ok := AsRefusal(err)
@@ -90,12 +90,22 @@ func lineRange(lines [][]byte, i int) agentfile.Range {
 }
 
 // preflightEditor stands in for VS Code in Preflight: it offers every
-// model the file or the settings name, so Preflight asks the editor
-// nothing (listing models is a run's business, once per run) and reports
-// only what fails whatever VS Code offers.
+// model the file or the settings name and every tool the file declares,
+// so Preflight asks the editor nothing (listing models and tools is a
+// run's business, once per run) and reports only what fails whatever
+// VS Code offers.
 type preflightEditor struct {
 	route.EditorHost
-	refs []string
+	refs  []string
+	tools []string
+}
+
+func (p preflightEditor) Tools(context.Context) ([]route.EditorToolInfo, error) {
+	out := make([]route.EditorToolInfo, 0, len(p.tools))
+	for _, n := range p.tools {
+		out = append(out, route.EditorToolInfo{Name: n})
+	}
+	return out, nil
 }
 
 func (p preflightEditor) Models(context.Context) ([]route.EditorModelInfo, error) {

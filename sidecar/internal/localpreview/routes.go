@@ -20,6 +20,9 @@ type routes struct {
 	// defaultJudge is the judge model of an llmJudge with no judgeModel:
 	// the agent's effective model.
 	defaultJudge string
+	// editor is the invocation's editor snapshot when the agent runs on
+	// the editor route (its tools bind through it), else nil.
+	editor *editorBuilder
 }
 
 // resolve is the harness's model resolver for this invocation. It answers
@@ -92,6 +95,7 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*routes, erro
 			return nil, err
 		}
 		rt.agentModel = m
+		rt.editor = eb
 		// An llmJudge with no judgeModel judges on the agent's resolved
 		// model, not on a second resolution of its name.
 		rt.judges[model] = m

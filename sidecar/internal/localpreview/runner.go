@@ -14,6 +14,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
@@ -189,6 +190,9 @@ type Plan struct {
 	subjectErr error
 	// regrade is set for a re-grade (Options.FromRun).
 	regrade *regrade
+	// liveTools answers live-bound tools' calls (the editor route's tool
+	// binding), else nil.
+	liveTools harness.LiveTools
 }
 
 // prepare parses and checks everything that can be refused, before any
@@ -270,6 +274,9 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 	}
 	rt, err := resolveRoutes(ctx, opts, plan)
 	if err != nil {
+		return nil, err
+	}
+	if err := bindEditorTools(ctx, plan, rt); err != nil {
 		return nil, err
 	}
 	if err := checkToolRoute(plan, rt); err != nil {
@@ -474,7 +481,7 @@ func newExecutor(ctx context.Context, opts Options, j *journal.Journal, plan *Pl
 	if opts.NewExecutor != nil {
 		return opts.NewExecutor(j, plan)
 	}
-	emb, err := sessions.Start(ctx, sessions.Options{Journal: j, Resolve: plan.Routes.resolve})
+	emb, err := sessions.Start(ctx, sessions.Options{Journal: j, Resolve: plan.Routes.resolve, LiveTools: plan.liveTools})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start embedded sessions: %w", err)
 	}

@@ -1,6 +1,7 @@
 package localpreview
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -98,9 +99,43 @@ func checkToolBinding(opts Options, req Request, plan *Plan) error {
 		"the live GitHub read for %s is not in this build yet: the binding file %s and its credential are valid, but nothing would answer the call", b.Name, b.Path)
 }
 
+// bindEditorTools binds, on the editor route, each declared tool that
+// kmx.yaml leaves Enabled to the tool VS Code offers under exactly that
+// name (refusing none or several), before the journal exists, and makes it
+// the live source of every example's tool set. Disabled tools are not
+// bound: Disabled wins, and nothing is asked of VS Code for them.
+func bindEditorTools(ctx context.Context, plan *Plan, rt *routes) error {
+	if rt.editor == nil || rt.agent.Route != route.Editor {
+		return nil
+	}
+	var enabled []string
+	for _, name := range declared(plan.Agent) {
+		if plan.tools.settings.State(name) == localtools.Enabled {
+			enabled = append(enabled, name)
+		}
+	}
+	if len(enabled) == 0 {
+		return nil
+	}
+	if err := rt.editor.bindTools(ctx, enabled); err != nil {
+		return err
+	}
+	for id, set := range plan.tools.sets {
+		for i := range set {
+			if set[i].State == localtools.Enabled {
+				set[i].Source = localtools.SourceLive
+			}
+		}
+		plan.tools.sets[id] = set
+	}
+	plan.liveTools = rt.editor.invokeTool
+	return nil
+}
+
 // checkToolRoute refuses what the tool harness cannot run offline: tools on
-// any route but the fake model (tools on endpoints are future work), and a
-// fake directive to call a tool that nothing would answer but the stub.
+// any route but the fake model and the editor (whose tools bindEditorTools
+// bound; tools on endpoints are future work), and a fake directive to call
+// a tool that nothing would answer but the stub.
 func checkToolRoute(plan *Plan, rt *routes) error {
 	names := declared(plan.Agent)
 	directive := ""
@@ -117,9 +152,12 @@ func checkToolRoute(plan *Plan, rt *routes) error {
 		}
 		return nil
 	}
+	if rt.agent.Route == route.Editor {
+		return nil
+	}
 	if rt.agent.Route != route.Fake {
-		return refuse("run this agent on the fake model (--model fake) with recordings, or remove its tools",
-			"%s declares tools, and tools are offered only on the fake model in this build (route %q): kmx never runs a declared tool's agent without its tools",
+		return refuse("run this agent on the fake model (--model fake) with recordings, or on a model VS Code offers (no endpoint), or remove its tools",
+			"%s declares tools, and tools are offered only on the fake model and the editor route in this build (route %q): kmx never runs a declared tool's agent without its tools",
 			plan.Agent.ID, rt.agent.Route)
 	}
 	if directive == "" {

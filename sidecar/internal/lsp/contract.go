@@ -83,11 +83,21 @@ const (
 	// resolved (LanguageModelChat.sendRequest) and answers the final text
 	// parts and tool-call parts. $/cancelRequest cancels it.
 	MethodLanguageModelSend = "kmx/languageModel/send"
+	// MethodLanguageModelTools lists the tools VS Code offers
+	// (vscode.lm.tools), once per invocation of a tool-declaring agent on
+	// the editor route, before its journal exists: the tool binding.
+	MethodLanguageModelTools = "kmx/languageModel/tools"
+	// MethodLanguageModelInvokeTool calls one bound tool
+	// (vscode.lm.invokeTool), after the client has checked that VS Code
+	// still offers exactly the bound tool under its name. VS Code keeps its
+	// own confirmation. $/cancelRequest cancels it.
+	MethodLanguageModelInvokeTool = "kmx/languageModel/invokeTool"
 )
 
 // LanguageModelErrorCode is the JSON-RPC error code the client answers
-// kmx/languageModel/send with when it refuses or the provider fails; the
-// error's data is route.EditorErrorData, the class only.
+// kmx/languageModel/send and kmx/languageModel/invokeTool with when it
+// refuses or the provider or tool fails; the error's data is
+// route.EditorErrorData, the class only.
 const LanguageModelErrorCode = -32803
 
 // ExampleParams names one example of an open (or on-disk) agent file.
@@ -348,6 +358,8 @@ func ClientMethods() []MethodSpec {
 	return []MethodSpec{
 		{MethodLanguageModels, "", route.EditorModelsParams{}, route.EditorModelsResult{}, "server → client: the chat models VS Code offers now (the preflight lists them once per run)"},
 		{MethodLanguageModelSend, "", route.EditorSendParams{}, route.EditorSendResult{}, "server → client: one request to a preflight-resolved model; errors carry data {class}"},
+		{MethodLanguageModelTools, "", route.EditorToolsParams{}, route.EditorToolsResult{}, "server → client: the tools VS Code offers now (listed once per run of a tool-declaring agent, to bind its declared names)"},
+		{MethodLanguageModelInvokeTool, "", route.EditorInvokeToolParams{}, route.EditorInvokeToolResult{}, "server → client: one call of a bound tool through vscode.lm.invokeTool; errors carry data {class}"},
 	}
 }
 

@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -68,9 +69,18 @@ type scriptedEditor struct {
 	// lastID is the JSON-RPC id of the latest send.
 	lastID string
 
-	mu    sync.Mutex
-	lists int
-	sends []route.EditorSendParams
+	// tools is what vscode.lm.tools offers; invoke answers one
+	// invokeTool (nil answers the input's "text").
+	tools  []route.EditorToolInfo
+	invoke func(ctx context.Context, n int, p route.EditorInvokeToolParams) (any, error)
+
+	mu        sync.Mutex
+	lists     int
+	sends     []route.EditorSendParams
+	toolLists int
+	invokes   []route.EditorInvokeToolParams
+	// lastInvokeID is the JSON-RPC id of the latest invokeTool.
+	lastInvokeID string
 }
 
 func (e *scriptedEditor) answer(ctx context.Context, id, method string, raw json.RawMessage) (any, error) {
@@ -94,6 +104,25 @@ func (e *scriptedEditor) answer(ctx context.Context, id, method string, raw json
 			return e.reply(ctx, n, p)
 		}
 		return route.EditorSendResult{Model: p.Model, Text: "Release notes: " + p.Messages[1].Content}, nil
+	case lsp.MethodLanguageModelTools:
+		e.mu.Lock()
+		e.toolLists++
+		e.mu.Unlock()
+		return route.EditorToolsResult{Tools: e.tools}, nil
+	case lsp.MethodLanguageModelInvokeTool:
+		var p route.EditorInvokeToolParams
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, err
+		}
+		e.mu.Lock()
+		e.invokes = append(e.invokes, p)
+		e.lastInvokeID = id
+		n := len(e.invokes)
+		e.mu.Unlock()
+		if e.invoke != nil {
+			return e.invoke(ctx, n, p)
+		}
+		return route.EditorInvokeToolResult{Text: fmt.Sprint(p.Input["text"])}, nil
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "%s", method)
 }

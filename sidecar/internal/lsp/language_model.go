@@ -51,6 +51,23 @@ func (h editorHost) Send(ctx context.Context, p route.EditorSendParams) (route.E
 	return res, err
 }
 
+// Tools asks the client for the tools VS Code offers (vscode.lm.tools).
+func (h editorHost) Tools(ctx context.Context) ([]route.EditorToolInfo, error) {
+	var res route.EditorToolsResult
+	if err := h.call(ctx, MethodLanguageModelTools, route.EditorToolsParams{}, &res); err != nil {
+		return nil, err
+	}
+	return res.Tools, nil
+}
+
+// InvokeTool asks the client to call one bound tool through
+// vscode.lm.invokeTool. Errors as Send.
+func (h editorHost) InvokeTool(ctx context.Context, p route.EditorInvokeToolParams) (route.EditorInvokeToolResult, error) {
+	var res route.EditorInvokeToolResult
+	err := h.call(ctx, MethodLanguageModelInvokeTool, p, &res)
+	return res, err
+}
+
 // call sends one server → client request. When ctx ends first it sends
 // $/cancelRequest for it (the client's cancellation token fires) and
 // returns ctx's error; jsonrpc2's Call only stops waiting.

@@ -21,8 +21,9 @@ func KMX() Spec {
 		},
 		Consts: []Const{
 			{Name: "ProtocolVersion", Value: lsp.ProtocolVersion, Doc: "Send as initializationOptions.protocolVersion; the server refuses any other."},
-			{Name: "LanguageModelErrorCode", Value: lsp.LanguageModelErrorCode, Doc: "JSON-RPC error code of a refused kmx/languageModel/send; data is EditorErrorData."},
+			{Name: "LanguageModelErrorCode", Value: lsp.LanguageModelErrorCode, Doc: "JSON-RPC error code of a refused kmx/languageModel/send or kmx/languageModel/invokeTool; data is EditorErrorData."},
 			{Name: "MaxEditorReplyBytes", Value: route.MaxEditorReplyBytes, Doc: "The largest editor reply text, in bytes."},
+			{Name: "MaxEditorToolResultBytes", Value: route.MaxEditorToolResultBytes, Doc: "The largest editor tool result text, in bytes."},
 		},
 		Groups: []Group{
 			{Name: "Commands", Doc: "workspace/executeCommand IDs; each takes one argument, the params of its method.", Entries: []Const{
@@ -52,14 +53,19 @@ func KMX() Spec {
 			{Name: "ClientMethods", Doc: "Server → client requests (the editor route); sent only when initializationOptions.languageModels is true.", Entries: []Const{
 				{Name: "LanguageModels", Value: lsp.MethodLanguageModels},
 				{Name: "LanguageModelSend", Value: lsp.MethodLanguageModelSend},
+				{Name: "LanguageModelTools", Value: lsp.MethodLanguageModelTools},
+				{Name: "LanguageModelInvokeTool", Value: lsp.MethodLanguageModelInvokeTool},
 			}},
-			{Name: "EditorClasses", Doc: "data.class of a refused kmx/languageModel/send: the class only, never the provider's text.", Entries: []Const{
+			{Name: "EditorClasses", Doc: "data.class of a refused kmx/languageModel/send or invokeTool: the class only, never the provider's or tool's text.", Entries: []Const{
 				{Name: "ModelUnavailable", Value: string(route.EditorUnavailable)},
 				{Name: "NoPermissions", Value: string(route.EditorNoPermissions)},
 				{Name: "Blocked", Value: string(route.EditorBlocked)},
 				{Name: "ProviderError", Value: string(route.EditorProviderError)},
 				{Name: "Cancelled", Value: string(route.EditorCancelled)},
 				{Name: "Oversized", Value: string(route.EditorOversized)},
+				{Name: "ToolUnavailable", Value: string(route.EditorToolUnavailable)},
+				{Name: "ToolDeclined", Value: string(route.EditorToolDeclined)},
+				{Name: "ToolFailed", Value: string(route.EditorToolFailed)},
 			}},
 			{Name: "Verdicts", Union: "Verdict", Doc: "verdict of a report and of each example: pass only when every selected example passed; unknown is never a pass.", Entries: []Const{
 				{Name: "Pass", Value: localpreview.VerdictPass},

@@ -2,6 +2,7 @@ package route
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -148,15 +149,13 @@ const (
 	EditorStopped EditorClass = "stopped"
 	// EditorNoHost: kmx runs outside VS Code, so no editor model exists.
 	EditorNoHost EditorClass = "no-editor"
-	// EditorToolsOffered: a request carrying tools; the editor route does
-	// not offer tools yet, so it refuses rather than drop them.
-	EditorToolsOffered EditorClass = "tools-offered"
 )
 
 // KnownEditorClass reports whether c is a class the extension may send.
 func KnownEditorClass(c EditorClass) bool {
 	switch c {
-	case EditorUnavailable, EditorNoPermissions, EditorBlocked, EditorProviderError, EditorCancelled, EditorOversized:
+	case EditorUnavailable, EditorNoPermissions, EditorBlocked, EditorProviderError, EditorCancelled, EditorOversized,
+		EditorToolUnavailable, EditorToolDeclined, EditorToolFailed:
 		return true
 	}
 	return false
@@ -175,7 +174,7 @@ func (c EditorClass) text() string {
 	case EditorCancelled:
 		return "the request was cancelled"
 	case EditorOversized:
-		return "the answer is over 1 MiB"
+		return "the answer is over its size limit (1 MiB for a model's answer, 32 KiB for a tool's result)"
 	case EditorModelMismatch:
 		return "the answer did not come from exactly the resolved model (vendor, id, family and version)"
 	case EditorToolCallClass:
@@ -188,8 +187,12 @@ func (c EditorClass) text() string {
 		return "not sent: an earlier editor model request of this run failed; start a new run"
 	case EditorNoHost:
 		return "editor models are only reachable inside VS Code"
-	case EditorToolsOffered:
-		return "tools are not offered on the editor route yet; run a tool-declaring agent on the fake model"
+	case EditorToolUnavailable:
+		return "VS Code no longer offers exactly the tool bound at the start of the run; start a new run to bind again"
+	case EditorToolDeclined:
+		return "the tool call was declined in VS Code's confirmation"
+	case EditorToolFailed:
+		return "the tool failed in VS Code"
 	}
 	return "the editor request was refused"
 }
@@ -221,6 +224,11 @@ type EditorHost interface {
 	// *EditorError with the class it named; ctx cancels the request in
 	// flight (the extension sees its cancellation token fire).
 	Send(ctx context.Context, p EditorSendParams) (EditorSendResult, error)
+	// Tools lists the tools VS Code offers now (vscode.lm.tools).
+	Tools(ctx context.Context) ([]EditorToolInfo, error)
+	// InvokeTool calls one bound tool through vscode.lm.invokeTool;
+	// errors and cancellation as Send.
+	InvokeTool(ctx context.Context, p EditorInvokeToolParams) (EditorInvokeToolResult, error)
 }
 
 // EditorSession is one invocation's snapshot of the editor route: the
@@ -231,6 +239,8 @@ type EditorSession struct {
 	host    EditorHost
 	mu      sync.Mutex
 	stopped EditorClass
+	// tools is the frozen tool binding (BindTools), by declared name.
+	tools map[string]EditorToolInfo
 }
 
 // NewEditorSession starts the snapshot of one invocation.
@@ -275,8 +285,10 @@ func (m *EditorModel) Identity() Identity {
 func (m *EditorModel) Info() EditorModelInfo { return m.info }
 
 // Complete sends req once through the host and checks the reply strictly:
-// exactly the resolved model, no tool-call part, a non-empty answer of at
-// most 1 MiB of valid UTF-8. Any failure stops the session.
+// exactly the resolved model, a non-empty answer of at most 1 MiB of valid
+// UTF-8, and no tool-call part unless the request offers tools (the tool
+// harness, where a reply with tool calls may have no text). Any failure
+// stops the session.
 func (m *EditorModel) Complete(ctx context.Context, req Request) (Completion, error) {
 	if err := ctx.Err(); err != nil {
 		return Completion{}, &EditorError{Class: EditorCancelled, err: err}
@@ -284,29 +296,32 @@ func (m *EditorModel) Complete(ctx context.Context, req Request) (Completion, er
 	if m.session.isStopped() {
 		return Completion{}, &EditorError{Class: EditorStopped}
 	}
-	if req.HasTools() {
-		return Completion{}, &EditorError{Class: EditorToolsOffered}
-	}
 	if req.Model != m.info.JournalName() {
 		// The harness asks for the identity it was placed with; anything
 		// else is a kmx bug, refused before anything is sent.
 		return Completion{}, &EditorError{Class: EditorModelMismatch}
 	}
+	withTools := req.HasTools()
 	res, err := m.session.host.Send(ctx, EditorSendParams{
 		Handle:        m.info.Handle,
 		Model:         m.info.Identity(),
 		Messages:      req.Messages,
-		Tools:         []EditorToolDefinition{},
+		Tools:         m.session.toolDefinitions(req.Tools),
 		MaxReplyBytes: MaxEditorReplyBytes,
 	})
 	if err != nil {
 		return Completion{}, m.fail(ctx, err)
 	}
-	if class := checkEditorReply(m.info.Identity(), res); class != "" {
+	calls, class := checkEditorReply(m.info.Identity(), res, withTools)
+	if class != "" {
 		m.session.stop(class)
 		return Completion{}, &EditorError{Class: class}
 	}
-	return Completion{Model: m.info.JournalName(), Text: res.Text, FinishReason: "stop"}, nil
+	c := Completion{Model: m.info.JournalName(), Text: res.Text, FinishReason: "stop", ToolCalls: calls}
+	if len(calls) > 0 {
+		c.FinishReason = "tool_calls"
+	}
+	return c, nil
 }
 
 // fail turns a host error into an EditorError and stops the session.
@@ -323,19 +338,28 @@ func (m *EditorModel) fail(ctx context.Context, err error) error {
 	return ee
 }
 
-// checkEditorReply returns the class of the first problem of a reply, or "".
-func checkEditorReply(want EditorModelIdentity, res EditorSendResult) EditorClass {
+// checkEditorReply returns the reply's tool calls (arguments as JSON text)
+// and the class of its first problem, or "".
+func checkEditorReply(want EditorModelIdentity, res EditorSendResult, withTools bool) ([]ToolCall, EditorClass) {
 	switch {
 	case res.Model != want:
-		return EditorModelMismatch
-	case len(res.ToolCalls) > 0:
-		return EditorToolCallClass
+		return nil, EditorModelMismatch
+	case len(res.ToolCalls) > 0 && !withTools:
+		return nil, EditorToolCallClass
 	case len(res.Text) > MaxEditorReplyBytes:
-		return EditorOversized
+		return nil, EditorOversized
 	case !utf8.ValidString(res.Text):
-		return EditorMalformed
-	case strings.TrimSpace(res.Text) == "":
-		return EditorEmpty
+		return nil, EditorMalformed
+	case strings.TrimSpace(res.Text) == "" && len(res.ToolCalls) == 0:
+		return nil, EditorEmpty
 	}
-	return ""
+	var calls []ToolCall
+	for _, tc := range res.ToolCalls {
+		args, err := json.Marshal(tc.Input)
+		if err != nil || tc.Input == nil {
+			return nil, EditorMalformed
+		}
+		calls = append(calls, ToolCall{ID: tc.CallID, Name: tc.Name, Arguments: string(args)})
+	}
+	return calls, ""
 }

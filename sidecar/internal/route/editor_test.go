@@ -83,9 +83,22 @@ func TestResolveEditorModelRefuses(t *testing.T) {
 
 // scriptedHost answers Send with a scripted reply and records each call.
 type scriptedHost struct {
-	mu    sync.Mutex
-	sends []EditorSendParams
-	reply func(p EditorSendParams) (EditorSendResult, error)
+	mu      sync.Mutex
+	sends   []EditorSendParams
+	reply   func(p EditorSendParams) (EditorSendResult, error)
+	invokes []EditorInvokeToolParams
+	invoke  func(ctx context.Context, p EditorInvokeToolParams) (EditorInvokeToolResult, error)
+}
+
+func (h *scriptedHost) Tools(context.Context) ([]EditorToolInfo, error) {
+	return []EditorToolInfo{echoTool}, nil
+}
+
+func (h *scriptedHost) InvokeTool(ctx context.Context, p EditorInvokeToolParams) (EditorInvokeToolResult, error) {
+	h.mu.Lock()
+	h.invokes = append(h.invokes, p)
+	h.mu.Unlock()
+	return h.invoke(ctx, p)
 }
 
 func (h *scriptedHost) Models(context.Context) ([]EditorModelInfo, error) {

@@ -27,6 +27,9 @@ type Options struct {
 	Journal *journal.Journal
 	// Resolve gives the chat harness its live models. Replay never uses it.
 	Resolve harness.Resolver
+	// LiveTools answers the calls of live-bound tools (nil: none are
+	// bound). Replay never uses it.
+	LiveTools harness.LiveTools
 }
 
 // Embedded is a Sessions service and its chat harness, each served on its
@@ -60,7 +63,7 @@ func Start(ctx context.Context, opts Options) (*Embedded, error) {
 	// returned, that is after each model call in flight has been torn down,
 	// so a cancelled caller that closes the service has joined its provider.
 	e.harnessSrv = grpc.NewServer(grpc.WaitForHandlers(true))
-	sessionspb.RegisterHarnessServer(e.harnessSrv, harness.New(opts.Resolve))
+	sessionspb.RegisterHarnessServer(e.harnessSrv, harness.NewWithLiveTools(opts.Resolve, opts.LiveTools))
 	e.serve(e.harnessSrv, harnessLis)
 	hc, err := dialBuf(harnessLis)
 	if err != nil {
