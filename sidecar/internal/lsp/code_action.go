@@ -44,11 +44,12 @@ func (s *Server) codeAction(_ context.Context, raw json.RawMessage) (any, error)
 		return nil, err
 	}
 	uri := p.TextDocument.URI
-	text, res, ok := s.snapshotText(uri)
+	snap, ok := s.docs.snapshot(uri)
 	actions := []codeAction{}
 	if !ok {
 		return actions, nil
 	}
+	text, res := snap.text, snap.file()
 	for _, f := range agentfile.FixesIn(fileIn(uri), text, res) {
 		at := toLSPRange(f.Range)
 		if !linesMeet(at, p.Range) {
@@ -84,22 +85,6 @@ func toWorkspaceEdit(uri string, edits []agentfile.Edit) workspaceEdit {
 // for the cursor's line, and a fix belongs to every line it covers.
 func linesMeet(a, b lspRange) bool {
 	return a.Start.Line <= b.End.Line && b.Start.Line <= a.End.Line
-}
-
-// snapshotText returns an open document's text and the parse of that text.
-func (s *Server) snapshotText(uri string) ([]byte, agentfile.Result, bool) {
-	s.mu.Lock()
-	doc, ok := s.docs[uri]
-	if !ok {
-		s.mu.Unlock()
-		return nil, agentfile.Result{}, false
-	}
-	snap := *doc
-	s.mu.Unlock()
-	if snap.result != nil {
-		return snap.text, *snap.result, true
-	}
-	return snap.text, s.parseDoc(snap), true
 }
 
 // matching is the diagnostic a fix resolves, for its code action.

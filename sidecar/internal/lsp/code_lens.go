@@ -46,8 +46,12 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 		return nil, err
 	}
 	uri := p.TextDocument.URI
-	text, res, ok := s.snapshotText(uri)
-	if !ok || res.Agent == nil {
+	snap, ok := s.docs.snapshot(uri)
+	if !ok {
+		return []codeLens{}, nil
+	}
+	text, res := snap.text, snap.file()
+	if res.Agent == nil {
 		return []codeLens{}, nil
 	}
 	a := res.Agent
@@ -110,21 +114,4 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 		}})
 	}
 	return lenses, nil
-}
-
-// parsed returns the parse of an open document's current version (cached
-// when diagnostics already ran) and that version.
-func (s *Server) parsed(uri string) (agentfile.Result, int32, bool) {
-	s.mu.Lock()
-	doc, ok := s.docs[uri]
-	if !ok {
-		s.mu.Unlock()
-		return agentfile.Result{}, 0, false
-	}
-	snap := *doc
-	s.mu.Unlock()
-	if snap.result != nil {
-		return *snap.result, snap.version, true
-	}
-	return s.parseDoc(snap), snap.version, true
 }

@@ -24,52 +24,21 @@ type publishDiagnosticsParams struct {
 	Diagnostics []diagnostic `json:"diagnostics"`
 }
 
-// diagnose publishes the diagnostics of the current version of uri. At
-// most one parse per document runs at a time, off the ordered queue: a
-// change that arrives while one runs marks the document pending, and the
-// running parse then starts again on the newest text. So typing into a
-// large file never queues a parse per keystroke, and the last version is
-// always the one diagnosed.
+// diagnose publishes the diagnostics of the current version of uri, off
+// the ordered queue, at most one parse per document at a time (see
+// store.check).
 func (s *Server) diagnose(ctx context.Context, uri string) {
-	s.mu.Lock()
-	doc, ok := s.docs[uri]
-	if !ok {
-		s.mu.Unlock()
-		return
-	}
-	if doc.parsing {
-		doc.pending = true
-		s.mu.Unlock()
-		return
-	}
-	doc.parsing = true
-	snap := *doc
-	s.mu.Unlock()
-	go s.diagnoseLoop(ctx, doc, snap)
-}
-
-func (s *Server) diagnoseLoop(ctx context.Context, doc *document, snap document) {
-	for {
+	s.docs.check(uri, func(snap snapshot) {
 		res := s.safeParse(snap)
 		s.publish(ctx, snap, res, s.preflight(ctx, snap, res))
-		s.mu.Lock()
-		if s.docs[snap.uri] != doc || !doc.pending {
-			// Closed (or reopened, which diagnoses itself), or nothing newer.
-			doc.parsing = false
-			s.mu.Unlock()
-			return
-		}
-		doc.pending = false
-		snap = *doc
-		s.mu.Unlock()
-	}
+	})
 }
 
 // preflight is what Run and Test of this version would refuse under the
 // current settings (localpreview.Preflight): diagnostics on the causing
 // line, code kmx-refusal, with zero model calls. A panic there is a kmx bug
 // and costs only these diagnostics.
-func (s *Server) preflight(ctx context.Context, snap document, res agentfile.Result) (out []agentfile.Diagnostic) {
+func (s *Server) preflight(ctx context.Context, snap snapshot, res agentfile.Result) (out []agentfile.Diagnostic) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("preflight panicked; this is a kmx bug", "uri", snap.uri, "panic", fmt.Sprint(p))
@@ -89,7 +58,7 @@ func (s *Server) preflight(ctx context.Context, snap document, res agentfile.Res
 // safeParse parses snap; a parser panic (a kmx bug) becomes one Warning
 // saying the text was not checked, instead of killing the sidecar. It is a
 // Warning, not an Error, because nothing is known to be wrong with the text.
-func (s *Server) safeParse(snap document) (res agentfile.Result) {
+func (s *Server) safeParse(snap snapshot) (res agentfile.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("parser panicked; this is a kmx bug", "uri", snap.uri, "panic", fmt.Sprint(p))
@@ -106,7 +75,7 @@ func (s *Server) safeParse(snap document) (res agentfile.Result) {
 // parseDoc parses a snapshot with its document's Parser, which re-checks
 // only the examples a change touched and returns what agentfile.Parse
 // would; Options.Parse, when a test sets it, replaces both.
-func (s *Server) parseDoc(snap document) agentfile.Result {
+func (s *Server) parseDoc(snap snapshot) agentfile.Result {
 	if res, ok := s.parsePair(snap); ok {
 		return res
 	}
@@ -117,39 +86,31 @@ func (s *Server) parseDoc(snap document) agentfile.Result {
 }
 
 // publish sends the diagnostics of snap if, at publish time, snap is still
-// the newest version of an open document. The check and the send are one
-// step under publishMu, so an older result can never follow a newer one.
-func (s *Server) publish(ctx context.Context, snap document, res agentfile.Result, refusals []agentfile.Diagnostic) {
-	s.publishMu.Lock()
-	defer s.publishMu.Unlock()
-	s.mu.Lock()
-	doc, ok := s.docs[snap.uri]
-	current := ok && doc.version == snap.version
-	if current {
-		doc.result = &res
-	}
-	s.mu.Unlock()
-	if !current {
-		s.log.Debug("stale diagnostics dropped", "uri", snap.uri, "version", snap.version)
-		return
-	}
-	v := snap.version
-	diags := toDiagnostics(inFile(snap.uri, res.Diagnostics))
-	onYAML, onAgent, publishYAML := settingsDiagnostics(uriPath(snap.uri), res.Agent)
-	if onAgent != nil && !isExamplesURI(snap.uri) {
-		diags = append(diags, *onAgent)
-	}
-	if !isExamplesURI(snap.uri) {
-		// What a run would refuse under the settings (kmx-refusal).
-		diags = append(diags, toDiagnostics(refusals)...)
-	}
-	s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{
-		URI:         snap.uri,
-		Version:     &v,
-		Diagnostics: diags,
+// the newest version of an open document (store.publish), so an older
+// result can never follow a newer one.
+func (s *Server) publish(ctx context.Context, snap snapshot, res agentfile.Result, refusals []agentfile.Diagnostic) {
+	sent := s.docs.publish(snap, res, func() {
+		v := snap.version
+		diags := toDiagnostics(inFile(snap.uri, res.Diagnostics))
+		onYAML, onAgent, publishYAML := settingsDiagnostics(uriPath(snap.uri), res.Agent)
+		if onAgent != nil && !isExamplesURI(snap.uri) {
+			diags = append(diags, *onAgent)
+		}
+		if !isExamplesURI(snap.uri) {
+			// What a run would refuse under the settings (kmx-refusal).
+			diags = append(diags, toDiagnostics(refusals)...)
+		}
+		s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{
+			URI:         snap.uri,
+			Version:     &v,
+			Diagnostics: diags,
+		})
+		if publishYAML {
+			s.publishSettings(ctx, snap.uri, onYAML)
+		}
 	})
-	if publishYAML {
-		s.publishSettings(ctx, snap.uri, onYAML)
+	if !sent {
+		s.log.Debug("stale diagnostics dropped", "uri", snap.uri, "version", snap.version)
 	}
 }
 

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"go.lsp.dev/protocol"
 )
@@ -27,17 +28,11 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, nil
 	}
 	uri := p.TextDocument.URI
-	s.mu.Lock()
-	doc, ok := s.docs[uri]
-	if !ok {
-		s.mu.Unlock()
+	switch err := s.docs.change(uri, p.TextDocument.Version, p.ContentChanges); {
+	case errors.Is(err, errNotOpen):
 		s.log.Warn("didChange for a document that is not open", "uri", uri)
 		return nil, nil
-	}
-	text, err := applyChanges(doc.text, p.ContentChanges)
-	if err != nil {
-		delete(s.docs, uri)
-		s.mu.Unlock()
+	case err != nil:
 		s.log.Error("change does not apply; document dropped", "uri", uri, "err", err)
 		s.notify(ctx, "window/showMessage", &protocol.ShowMessageParams{
 			Type:    protocol.MessageTypeError,
@@ -45,10 +40,6 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) (any, error
 		})
 		return nil, nil
 	}
-	doc.text = text
-	doc.version = p.TextDocument.Version
-	doc.result = nil
-	s.mu.Unlock()
 	s.diagnose(ctx, uri)
 	s.diagnosePartner(ctx, uri)
 	return nil, nil

@@ -26,18 +26,10 @@ func (s *Server) didChangeConfiguration(ctx context.Context, raw json.RawMessage
 		s.refuseSettings(ctx, "workspace/didChangeConfiguration", problem)
 		return nil, nil
 	}
-	s.mu.Lock()
-	s.settings = *p.Settings.Kmx
-	s.mu.Unlock()
+	s.setSettings(*p.Settings.Kmx)
 	s.log.Info("settings changed")
 	// What a run would refuse depends on the settings: check again.
-	s.mu.Lock()
-	uris := make([]string, 0, len(s.docs))
-	for uri := range s.docs {
-		uris = append(uris, uri)
-	}
-	s.mu.Unlock()
-	for _, uri := range uris {
+	for _, uri := range s.docs.uris() {
 		s.diagnose(ctx, uri)
 	}
 	return nil, nil

@@ -18,12 +18,9 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) (any, error)
 	if err := decode("textDocument/didClose", raw, &p); err != nil {
 		return nil, nil
 	}
-	s.publishMu.Lock()
-	s.mu.Lock()
-	delete(s.docs, p.TextDocument.URI)
-	s.mu.Unlock()
-	s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{URI: p.TextDocument.URI, Diagnostics: []diagnostic{}})
-	s.publishMu.Unlock()
+	s.docs.close(p.TextDocument.URI, func() {
+		s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{URI: p.TextDocument.URI, Diagnostics: []diagnostic{}})
+	})
 	// The partner now reads this file from disk.
 	s.diagnosePartner(ctx, p.TextDocument.URI)
 	return nil, nil

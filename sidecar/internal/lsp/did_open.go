@@ -3,8 +3,6 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-
-	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 )
 
 type didOpenParams struct {
@@ -24,10 +22,7 @@ func (s *Server) didOpen(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, nil
 	}
 	td := p.TextDocument
-	doc := &document{uri: td.URI, version: td.Version, text: []byte(td.Text), parser: &agentfile.Parser{}}
-	s.mu.Lock()
-	s.docs[td.URI] = doc
-	s.mu.Unlock()
+	s.docs.open(td.URI, td.Version, []byte(td.Text))
 	s.diagnose(ctx, td.URI)
 	s.diagnosePartner(ctx, td.URI)
 	return nil, nil

@@ -3,9 +3,10 @@
 // contract.go to the VS Code extension.
 //
 // It owns the protocol session: the lifecycle state machine, the open
-// documents and their versions, the editor's settings, progress and
-// cancellation of running work, and the conversion between LSP types and
-// the engine's. Every decision about an agent file is delegated: parsing and
+// documents and their versions (one owner, the store in store.go: handlers
+// open, change and close documents through it and read immutable
+// snapshots), the editor's settings, progress and cancellation of running
+// work, and the conversion between LSP types and the engine's. Every decision about an agent file is delegated: parsing and
 // diagnostics to agentfile, running and testing to localpreview, Explain to
 // failures. One file per LSP method; each only converts and delegates.
 //

@@ -1,28 +1,13 @@
 package lsp
 
+// document.go converts LSP positions and content changes into byte
+// offsets and new text; the documents themselves live in the store.
+
 import (
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 )
-
-// document is one open text document: its exact text and the version the
-// client gave it. The session owns it; handlers read a snapshot under s.mu.
-type document struct {
-	uri     string
-	version int32
-	text    []byte
-	// result caches the parse of this version (nil until diagnosed).
-	result *agentfile.Result
-	// parser is this document's own agentfile.Parser, kept across
-	// changes, so a keystroke re-checks only the examples it touched.
-	parser *agentfile.Parser
-	// parsing is set while a diagnose loop runs for this document; pending
-	// asks it to run again on the newest text.
-	parsing, pending bool
-}
 
 // lspPosition is an LSP position: zero-based line, and character in UTF-16
 // code units (LSP's default position encoding, the only one we advertise).

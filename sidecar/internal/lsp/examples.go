@@ -21,14 +21,15 @@ func (s *Server) examples(_ context.Context, raw json.RawMessage) (any, error) {
 	if p.URI == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: uri is required", MethodExamples)
 	}
-	res, version, ok := s.parsed(p.URI)
+	snap, ok := s.docs.snapshot(p.URI)
 	if !ok {
 		src, err := s.source(MethodExamples, p.URI)
 		if err != nil {
 			return nil, err
 		}
-		res, version = s.parseDoc(document{uri: p.URI, text: src.text}), src.version
+		snap = snapshot{uri: p.URI, text: src.text, version: src.version, parse: s.parseDoc}
 	}
+	res, version := snap.file(), snap.version
 	out := &ExamplesResult{
 		ProtocolVersion: ProtocolVersion,
 		URI:             p.URI,

@@ -40,18 +40,14 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		settingsProblem = checkSettings(opts.Settings)
 	}
 
-	s.mu.Lock()
-	if s.state != stateUninitialized {
-		s.mu.Unlock()
+	var settings *Settings
+	if settingsProblem == "" {
+		settings = &opts.Settings
+	}
+	caps := clientCapabilities{workDoneProgress: p.Capabilities.Window.WorkDoneProgress, languageModels: opts.LanguageModels}
+	if !s.begin(caps, settings) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize: already initialized; send it once per session")
 	}
-	s.state = stateInitialized
-	s.clientCap.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
-	s.clientCap.languageModels = opts.LanguageModels
-	if settingsProblem == "" {
-		s.settings = opts.Settings
-	}
-	s.mu.Unlock()
 
 	if settingsProblem != "" {
 		s.refuseSettings(ctx, "initializationOptions", settingsProblem)

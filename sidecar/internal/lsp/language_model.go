@@ -24,9 +24,7 @@ var _ route.EditorHost = editorHost{}
 // editorHost returns the host when the client serves the editor route,
 // else nil (the runner then refuses a non-fake model with no endpoint).
 func (s *Server) editorHost() route.EditorHost {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.clientCap.languageModels {
+	if !s.capabilities().languageModels {
 		return nil
 	}
 	return editorHost{s: s}

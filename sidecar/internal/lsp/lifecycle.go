@@ -11,9 +11,7 @@ func (s *Server) initialized(context.Context, json.RawMessage) (any, error) { re
 // shutdown stops accepting work: every later request but exit is refused
 // with InvalidRequest. Work still running is cancelled.
 func (s *Server) shutdown(context.Context, json.RawMessage) (any, error) {
-	s.mu.Lock()
-	s.state = stateShutdown
-	s.mu.Unlock()
+	s.end()
 	s.work.cancelAll()
 	s.log.Info("shutdown")
 	return nil, nil
@@ -21,12 +19,10 @@ func (s *Server) shutdown(context.Context, json.RawMessage) (any, error) {
 
 // exit ends Serve: exit code 0 after shutdown, 1 otherwise.
 func (s *Server) exit(context.Context, json.RawMessage) (any, error) {
-	s.mu.Lock()
 	code := ExitNoShut
-	if s.state == stateShutdown {
+	if s.currentState() == stateShutdown {
 		code = ExitOK
 	}
-	s.mu.Unlock()
 	s.log.Info("exit", "code", code)
 	select {
 	case s.exited <- code:

@@ -44,22 +44,16 @@ func fileIn(uri string) string {
 // every localpreview.Request the server makes, so a run sees exactly the
 // text the editor shows.
 func (s *Server) readText(path string) ([]byte, error) {
-	s.mu.Lock()
-	for uri, doc := range s.docs {
-		if uriPath(uri) == path {
-			text := append([]byte(nil), doc.text...)
-			s.mu.Unlock()
-			return text, nil
-		}
+	if snap, ok := s.docs.snapshotAt(path); ok {
+		return append([]byte(nil), snap.text...), nil
 	}
-	s.mu.Unlock()
 	return localpreview.ReadPairFile(path)
 }
 
 // parsePair parses a document that is part of a pair; ok is false when
 // it is an agent file without a sibling (parsed on its own, with its
 // memo). An examples file whose agent file is missing is one Error.
-func (s *Server) parsePair(snap document) (agentfile.Result, bool) {
+func (s *Server) parsePair(snap snapshot) (agentfile.Result, bool) {
 	path := uriPath(snap.uri)
 	if path == "" {
 		return agentfile.Result{}, false
@@ -81,14 +75,9 @@ func (s *Server) parsePair(snap document) (agentfile.Result, bool) {
 
 // exists reports whether path is open in the editor or on disk.
 func (s *Server) exists(path string) bool {
-	s.mu.Lock()
-	for uri := range s.docs {
-		if uriPath(uri) == path {
-			s.mu.Unlock()
-			return true
-		}
+	if _, ok := s.docs.snapshotAt(path); ok {
+		return true
 	}
-	s.mu.Unlock()
 	_, err := os.Stat(path)
 	return err == nil
 }
@@ -100,13 +89,7 @@ func (s *Server) diagnosePartner(ctx context.Context, uri string) {
 	if other == "" {
 		return
 	}
-	s.mu.Lock()
-	doc, ok := s.docs[other]
-	if ok {
-		doc.result = nil
-	}
-	s.mu.Unlock()
-	if ok {
+	if s.docs.invalidate(other) {
 		s.diagnose(ctx, other)
 	}
 }

@@ -100,10 +100,7 @@ func (s *Server) beginProgress(ctx context.Context, clientToken json.RawMessage,
 	p := &progress{s: s, ctx: context.WithoutCancel(ctx)}
 	token := clientToken
 	if len(token) == 0 || string(token) == "null" {
-		s.mu.Lock()
-		can := s.clientCap.workDoneProgress
-		s.mu.Unlock()
-		if !can {
+		if !s.capabilities().workDoneProgress {
 			return p
 		}
 		created, _ := json.Marshal(name)

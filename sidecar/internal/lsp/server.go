@@ -64,18 +64,16 @@ type Server struct {
 	parse  func(string, []byte) agentfile.Result
 	exited chan int
 
+	// docs owns the open documents; handlers reach them only through it.
+	docs *store
+	work *workTracker
+
+	// mu guards the session state below; handlers read and set it
+	// through the methods after clientCapabilities, never directly.
 	mu        sync.Mutex
 	state     lifecycle
 	settings  Settings
 	clientCap clientCapabilities
-	docs      map[string]*document
-
-	// publishMu makes "is this still the newest version?" and the
-	// publishDiagnostics write one step, so an older parse can never be
-	// sent after a newer one.
-	publishMu sync.Mutex
-
-	work *workTracker
 }
 
 // clientCapabilities is the part of the client's capabilities the server
@@ -84,6 +82,58 @@ type clientCapabilities struct {
 	workDoneProgress bool
 	// languageModels: the client serves the editor route's requests.
 	languageModels bool
+}
+
+// currentState returns the session's lifecycle state.
+func (s *Server) currentState() lifecycle {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// begin moves an uninitialized session to initialized with the client's
+// capabilities and, when settings is not nil, its settings; false when the
+// session was already initialized.
+func (s *Server) begin(caps clientCapabilities, settings *Settings) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != stateUninitialized {
+		return false
+	}
+	s.state = stateInitialized
+	s.clientCap = caps
+	if settings != nil {
+		s.settings = *settings
+	}
+	return true
+}
+
+// end moves the session to shut down.
+func (s *Server) end() {
+	s.mu.Lock()
+	s.state = stateShutdown
+	s.mu.Unlock()
+}
+
+// capabilities returns what the client said it supports.
+func (s *Server) capabilities() clientCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientCap
+}
+
+// currentSettings returns a copy of the settings in force now.
+func (s *Server) currentSettings() Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
+}
+
+// setSettings replaces the settings in force.
+func (s *Server) setSettings(st Settings) {
+	s.mu.Lock()
+	s.settings = st
+	s.mu.Unlock()
 }
 
 // Serve runs a language server on stream until the client sends exit, the
@@ -109,14 +159,15 @@ func newServer(opts Options) *Server {
 	if parse == nil {
 		parse = agentfile.Parse
 	}
-	return &Server{
+	s := &Server{
 		opts:   opts,
 		log:    log,
 		parse:  parse,
 		exited: make(chan int, 1),
-		docs:   map[string]*document{},
 		work:   newWorkTracker(),
 	}
+	s.docs = newStore(s.parseDoc)
+	return s
 }
 
 func (s *Server) serve(ctx context.Context, stream jsonrpc2.Stream) int {
@@ -214,9 +265,7 @@ func (s *Server) lifecycleHandler(next jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 		method := req.Method()
 		_, isCall := req.(*jsonrpc2.Call)
-		s.mu.Lock()
-		st := s.state
-		s.mu.Unlock()
+		st := s.currentState()
 		switch {
 		case method == "exit":
 			return next(ctx, reply, req)

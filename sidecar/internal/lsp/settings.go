@@ -55,10 +55,3 @@ func (s *Server) refuseSettings(ctx context.Context, where, problem string) {
 		Message: "kmx ignored the settings from " + where + ": " + problem,
 	})
 }
-
-// currentSettings returns a copy of the settings in force now.
-func (s *Server) currentSettings() Settings {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.settings
-}

@@ -32,14 +32,8 @@ type source struct {
 
 func (s *Server) source(method, uri string) (source, error) {
 	path := uriPath(uri)
-	s.mu.Lock()
-	doc, ok := s.docs[uri]
-	var src source
-	if ok {
-		src = source{path: path, text: append([]byte(nil), doc.text...), version: doc.version}
-	}
-	s.mu.Unlock()
-	if ok {
+	if snap, ok := s.docs.snapshot(uri); ok {
+		src := source{path: path, text: append([]byte(nil), snap.text...), version: snap.version}
 		if src.path == "" {
 			src.path = uri
 		}
