@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // ExamplesFileSuffix ends the name of an agent's sibling examples file:
@@ -99,17 +101,20 @@ func (p *parser) siblingName() string {
 }
 
 // examplesFile checks the examples file's text. The file has no closing
-// fence, so its end decides: read whole, a file whose every example checks
-// is complete. Otherwise the end is treated as a fence still open: the
-// examples before the last are checked as complete, and the last one is
-// still being written unless an earlier one is invalid. Its message says
-// what the whole reading found, so a saved file still says what to fix. A
-// file with no example yet is still being written.
+// fence because it needs none: it is a whole YAML document, so once it
+// parses as YAML it is finished, and it is read like an Examples block
+// whose fence is closed (a wrong last example is an Error, as it would be
+// above a closing fence). Only text that does not parse as YAML yet can be
+// a node cut at the end of the file: then the end is treated as a fence
+// still open, the examples before the last are checked as complete, and
+// the last one is still being written unless an earlier one is invalid;
+// its message says what the whole reading found. A file with no example
+// yet is still being written.
 func (p *parser) examplesFile(src []byte) *parser {
 	whole := p.examplesParser(src)
 	whole.examplesComplete(whole.lineAt(0), 0, len(src), true)
 	whole.checkIDs()
-	if !whole.hasErrors() && len(whole.agent.Examples) > 0 {
+	if !whole.hasErrors() && len(whole.agent.Examples) > 0 || !whole.hasCode(CodeYAMLSyntax) && !noItems(src) {
 		return whole
 	}
 	open := p.examplesParser(src)
@@ -128,10 +133,26 @@ func (p *parser) examplesFile(src []byte) *parser {
 	}
 	for i := range open.diags {
 		if open.diags[i].Code == CodeUnfinished {
-			open.diags[i].Message = "still being written: this example is checked once the next example starts or it is complete" + why
+			open.diags[i].Message = "still being written: this example is checked once its YAML is complete" + why
 		}
 	}
 	return open
+}
+
+// noItems reports an examples file that holds no list item yet (only
+// comments, blank lines or an empty list): still being written.
+func noItems(src []byte) bool {
+	root, err := decodeYAML(string(src))
+	return err == nil && (isNull(root) || root.Kind == yaml.SequenceNode && len(root.Content) == 0)
+}
+
+func (p *parser) hasCode(code string) bool {
+	for _, d := range p.diags {
+		if d.Code == code {
+			return true
+		}
+	}
+	return false
 }
 
 // examplesParser is a parser for the examples file that checks tool

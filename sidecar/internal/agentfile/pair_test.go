@@ -2,8 +2,10 @@ package agentfile
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -81,24 +83,57 @@ func TestPairRevisionCoversBothFiles(t *testing.T) {
 	}
 }
 
-// TestPrefixesOfAnExamplesFileAreNeverInvalid is property 1 for the
-// sibling file: every prefix of a valid examples file is valid or
-// unfinished.
-func TestPrefixesOfAnExamplesFileAreNeverInvalid(t *testing.T) {
+// TestPrefixesOfAnExamplesFileReadAsAClosedBlock is property 1 for the
+// sibling file. An examples file is a whole YAML document, so it needs no
+// closing fence: every prefix of a valid examples file that parses as YAML
+// reads exactly as the same list above a closing fence would (same state,
+// same error codes), and a prefix whose YAML is cut at the end, or that
+// holds no example yet, is still being written, never invalid.
+func TestPrefixesOfAnExamplesFileReadAsAClosedBlock(t *testing.T) {
 	a, e := readPair(t)
 	files := [][]byte{e, []byte("- id: a\n  input: \"quoted: x\"\n  assert: [{contains: x}, {llmJudge: {rubric: \"Says `x`\", threshold: 70}}]\n- id: b\n  input: |\n    two\n    lines\n")}
+	cut, closed := 0, 0
 	for _, src := range files {
 		if r := parsePair(a, src); r.State != Valid {
 			t.Fatalf("the whole file is %v:\n%s", r.State, FormatDiagnostics(r.Diagnostics))
 		}
 		for n := 0; n < len(src); n++ {
-			r := parsePair(a, src[:n])
-			if r.State == Invalid {
-				t.Fatalf("prefix of %d bytes (ending %q) is invalid:\n%s", n, tail(src[:n]), FormatDiagnostics(r.Diagnostics))
-			}
+			prefix := src[:n]
+			r := parsePair(a, prefix)
 			checkStateConsistent(t, r)
+			if _, err := decodeYAML(string(prefix)); err != nil || noItems(prefix) {
+				cut++
+				if r.State == Invalid {
+					t.Fatalf("prefix of %d bytes (ending %q) is cut inside YAML but invalid:\n%s", n, tail(prefix), FormatDiagnostics(r.Diagnostics))
+				}
+				continue
+			}
+			closed++
+			block := string(prefix)
+			if !strings.HasSuffix(block, "\n") {
+				block += "\n"
+			}
+			single := Parse("pair/reviewer.agent.md", []byte(string(a)+"\n## Examples\n\n```yaml\n"+block+"```\n"))
+			if r.State != single.State || fmt.Sprint(errorCodes(r)) != fmt.Sprint(errorCodes(single)) {
+				t.Fatalf("prefix of %d bytes (ending %q): examples file %v %v, closed block %v %v:\n%s\n--\n%s", n, tail(prefix),
+					r.State, errorCodes(r), single.State, errorCodes(single), FormatDiagnostics(r.Diagnostics), FormatDiagnostics(single.Diagnostics))
+			}
 		}
 	}
+	if cut == 0 || closed == 0 {
+		t.Fatalf("the prefixes exercised %d cut and %d closed readings; want both", cut, closed)
+	}
+}
+
+func errorCodes(r Result) []string {
+	var out []string
+	for _, d := range r.Diagnostics {
+		if d.Severity == SeverityError {
+			out = append(out, d.Code)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func TestExamplesFileRefusals(t *testing.T) {
@@ -113,7 +148,9 @@ func TestExamplesFileRefusals(t *testing.T) {
 		{"undeclared tool recording", "- id: a\n  input: b\n  tools:\n    edit/editFiles:\n      recorded: {calls: []}\n- id: c\n  input: d\n", CodeRecordingUndecl, Invalid},
 		{"credential in a comment", "# " + "gh" + "p_" + strings.Repeat("A1b2", 9) + "\n- id: a\n  input: b\n", CodeCredential, Invalid},
 		{"empty file", "", CodeUnfinished, Unfinished},
-		{"last example cut", "- id: a\n  input: b\n- id: c\n", CodeUnfinished, Unfinished},
+		{"last example without input", "- id: a\n  input: b\n- id: c\n", CodeMissingInput, Invalid},
+		{"unknown key in the last example", "- id: a\n  input: b\n  bogus: 1\n", CodeUnknownExampleKey, Invalid},
+		{"last example cut inside a quote", "- id: a\n  input: b\n- id: c\n  input: \"unfin", CodeUnfinished, Unfinished},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,9 +165,10 @@ func TestExamplesFileRefusals(t *testing.T) {
 			}
 		})
 	}
-	// A last example that stays wrong says what is wrong while it waits.
-	r := parsePair(a, []byte("- id: a\n  input: b\n  bogus: 1\n"))
-	if r.State != Unfinished || !strings.Contains(FormatDiagnostics(r.Diagnostics), "unknown example key `bogus`") {
+	// A last example cut inside its YAML is still being written, and says
+	// what the whole reading found so far.
+	r := parsePair(a, []byte("- id: a\n  input: b\n- id: c\n  input: [x"))
+	if r.State != Unfinished || !strings.Contains(FormatDiagnostics(r.Diagnostics), "still being written: this example is checked once its YAML is complete; as it stands: YAML does not parse") {
 		t.Errorf("state %v:\n%s", r.State, FormatDiagnostics(r.Diagnostics))
 	}
 }
