@@ -18,7 +18,7 @@ import (
 
 // ExplainArgs are the Explain tool's arguments.
 type ExplainArgs struct {
-	File        string `json:"file" jsonschema:"path of the *.agent.md file whose retained Test failures to show; it may since have been deleted"`
+	File        string `json:"file" jsonschema:"path of the *.agent.md file (or its NAME.agent.examples.yaml) whose retained Test failures to show; it may since have been deleted"`
 	ShowContent bool   `json:"showContent,omitempty" jsonschema:"include answer excerpts; they are withheld unless asked for"`
 }
 
@@ -32,11 +32,14 @@ func addExplain(srv *mcp.Server, cfg Config) {
 		InputSchema: inputSchema[ExplainArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, func(ctx context.Context, r *mcp.CallToolRequest, in ExplainArgs) (*mcp.CallToolResult, *failures.Explanation, error) {
-		real, refused := cfg.confine(ctx, r.Session, "test explain", in.File)
+		// Failures are kept per agent file: an examples file names the
+		// agent file beside it, confined to the roots like any file.
+		pf, refused := cfg.confinePair(ctx, r.Session, "test explain", in.File)
 		if refused != nil {
 			return errorResult(refused), nil, nil
 		}
-		return explain(cfg, in, real)
+		in.File = pf.agent
+		return explain(cfg, in, pf.real)
 	})
 }
 

@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
 // The server reads only agent files inside its roots. A tool's file
@@ -79,14 +82,20 @@ func (c Config) confine(ctx context.Context, ss *mcp.ServerSession, tool, file s
 		return "", &refusal{msg: fmt.Sprintf("kmx %s: name one agent file in the file argument", tool), next: "pass the absolute path of an *.agent.md file as file"}
 	}
 	roots := c.roots(ctx, ss)
+	return confineTo(roots, tool, file, file)
+}
+
+// confineTo checks one path (path) a tool reads on behalf of the file it
+// was given (named, which the refusal names) against roots.
+func confineTo(roots []string, tool, named, path string) (string, *refusal) {
 	outside := &refusal{
-		msg:  fmt.Sprintf("kmx %s: %s is not an *.agent.md file inside this server's roots", tool, file),
-		next: "pass an *.agent.md file under " + strings.Join(roots, " or ") + ", or start kmx mcp with --root FOLDER for the folder that holds it",
+		msg:  fmt.Sprintf("kmx %s: %s is not an *.agent.md file inside this server's roots", tool, named),
+		next: "pass an *.agent.md file (or the NAME.agent.examples.yaml beside it) under " + strings.Join(roots, " or ") + ", or start kmx mcp with --root FOLDER for the folder that holds it",
 	}
-	if !isAgentName(file) {
+	if !isAgentName(path) {
 		return "", outside
 	}
-	abs, err := filepath.Abs(file)
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", outside
 	}
@@ -95,6 +104,59 @@ func (c Config) confine(ctx context.Context, ss *mcp.ServerSession, tool, file s
 		return "", outside
 	}
 	return real, nil
+}
+
+// pairFile is a tool's file argument confined to the roots, for tools that
+// take either file of an agent pair (Run, Test, Explain).
+type pairFile struct {
+	// agent is the agent file (as named: NAME.agent.md beside a named
+	// examples file) and real where it resolves to.
+	agent, real string
+	// read reads the other file of the pair, confined to the same roots.
+	read func(string) ([]byte, error)
+}
+
+// confinePair is confine for a tool that accepts either file of a pair. A
+// NAME.agent.examples.yaml names the agent file beside it (where
+// failures are kept, and what a run reads): both the named file and that
+// agent file must be inside the roots, symlinks resolved, or the call is
+// refused with the same words as any path outside them. The returned
+// reader applies the same check to the sibling examples file before
+// reading it, so a symlink beside an agent file cannot lead outside.
+func (c Config) confinePair(ctx context.Context, ss *mcp.ServerSession, tool, file string) (pairFile, *refusal) {
+	if file == "" {
+		_, r := c.confine(ctx, ss, tool, file)
+		return pairFile{}, r
+	}
+	roots := c.roots(ctx, ss)
+	agent := file
+	if a := agentfile.AgentPathOf(file); a != "" {
+		if _, r := confineTo(roots, tool, file, a); r != nil {
+			return pairFile{}, r
+		}
+		abs, err := filepath.Abs(file)
+		if err != nil || !within(resolveExisting(abs), roots) || !agentfile.IsExamplesFile(resolveExisting(abs)) {
+			_, r := confineTo(roots, tool, file, "")
+			return pairFile{}, r
+		}
+		agent = a
+	}
+	real, r := confineTo(roots, tool, file, agent)
+	if r != nil {
+		return pairFile{}, r
+	}
+	read := func(p string) ([]byte, error) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		real := resolveExisting(abs)
+		if !within(real, roots) {
+			return nil, fmt.Errorf("%s leads outside this server's roots", filepath.Base(p))
+		}
+		return localpreview.ReadPairFile(real)
+	}
+	return pairFile{agent: agent, real: real, read: read}, nil
 }
 
 func isAgentName(p string) bool { return strings.HasSuffix(filepath.Base(p), ".agent.md") }

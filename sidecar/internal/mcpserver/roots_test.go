@@ -136,3 +136,57 @@ func TestOversizedFileIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEitherFileOfAPairStaysInsideTheRoots: Run, Test and Explain accept
+// an agent's NAME.agent.examples.yaml and act on the agent file beside it
+// (Explain shows that agent's retained failures), and the mapped agent
+// file and the sibling a run reads are confined like the named file: a
+// symlink beside an agent file cannot lead outside the roots.
+func TestEitherFileOfAPairStaysInsideTheRoots(t *testing.T) {
+	base := t.TempDir()
+	inside, outside := filepath.Join(base, "in"), filepath.Join(base, "out")
+	const agent = "---\nmodel: fake\n---\nReply with exactly `ok`.\n"
+	const failing = "- id: a\n  input: hi\n  assert:\n    - contains: nope\n"
+	writeFile(t, filepath.Join(inside, "pair.agent.md"), agent)
+	examples := writeFile(t, filepath.Join(inside, "pair.agent.examples.yaml"), failing)
+	home := testutil.PrivateDir(t)
+	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home}), Roots: resolved(t, inside), ExplicitRoots: true})
+
+	res := call(t, cs, "Test", map[string]any{"file": examples})
+	if res.IsError || !strings.Contains(text(res), "verdict fail") {
+		t.Fatalf("Test of the examples file: %s", text(res))
+	}
+	res = call(t, cs, "Explain", map[string]any{"file": examples})
+	if res.IsError || !strings.Contains(text(res), "fail a") {
+		t.Fatalf("Explain of the examples file should explain the agent's failures: %s", text(res))
+	}
+
+	// The examples file inside, its agent file a symlink to one outside.
+	writeFile(t, filepath.Join(outside, "secret.agent.md"), agent)
+	if err := os.Symlink(filepath.Join(outside, "secret.agent.md"), filepath.Join(inside, "linked.agent.md")); err != nil {
+		t.Fatal(err)
+	}
+	linkedExamples := writeFile(t, filepath.Join(inside, "linked.agent.examples.yaml"), failing)
+	// An agent file inside whose sibling examples file leads outside.
+	writeFile(t, filepath.Join(inside, "leaky.agent.md"), agent)
+	writeFile(t, filepath.Join(outside, "leaky.agent.examples.yaml"), failing)
+	if err := os.Symlink(filepath.Join(outside, "leaky.agent.examples.yaml"), filepath.Join(inside, "leaky.agent.examples.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"Run", "Test", "Explain"} {
+		for _, f := range []string{linkedExamples, filepath.Join(outside, "leaky.agent.examples.yaml"), filepath.Join(inside, "leaky.agent.examples.yaml")} {
+			res := call(t, cs, tool, map[string]any{"file": f})
+			if !res.IsError || !strings.Contains(text(res), "is not an *.agent.md file inside this server's roots") {
+				t.Errorf("%s %s: isError %v\n%s", tool, f, res.IsError, text(res))
+			}
+		}
+	}
+	for _, tool := range []string{"Run", "Test"} {
+		for _, f := range []string{filepath.Join(inside, "leaky.agent.md")} {
+			res := call(t, cs, tool, map[string]any{"file": f})
+			if !res.IsError || !strings.Contains(text(res), "leads outside this server's roots") {
+				t.Errorf("%s %s reads a sibling outside the roots: isError %v\n%s", tool, f, res.IsError, text(res))
+			}
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 // RunArgs are the Run tool's arguments. There is deliberately no endpoint
 // or credential argument: those are fixed when kmx mcp starts.
 type RunArgs struct {
-	File     string   `json:"file" jsonschema:"path of the *.agent.md file; absolute, since a relative path is read from the server's working directory"`
+	File     string   `json:"file" jsonschema:"path of the *.agent.md file or its NAME.agent.examples.yaml; absolute, since a relative path is read from the server's working directory"`
 	Examples []string `json:"examples,omitempty" jsonschema:"example IDs to run; omit to run every example"`
 	Input    *string  `json:"input,omitempty" jsonschema:"ad-hoc input to send instead of the examples (at most 16 KiB)"`
 	Model    string   `json:"model,omitempty" jsonschema:"model override; fake is the deterministic offline model; omit to use the file's model"`

@@ -204,11 +204,11 @@ func errorResult(r *refusal) *mcp.CallToolResult {
 // carrying the refused report; a completed run is a normal result whatever
 // its verdict, with the verdict in the summary.
 func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command string, file string, req localpreview.Request, model string) (*mcp.CallToolResult, *localpreview.Report, error) {
-	real, r := cfg.confine(ctx, ss, command, file)
+	pf, r := cfg.confinePair(ctx, ss, command, file)
 	if r != nil {
 		return errorResult(r), nil, nil
 	}
-	src, err := readAgentFile(command, file, real)
+	src, err := readAgentFile(command, pf.agent, pf.real)
 	if err != nil {
 		var r *refusal
 		if errors.As(err, &r) {
@@ -216,7 +216,7 @@ func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command stri
 		}
 		return nil, nil, err
 	}
-	req.Path, req.Source = file, src
+	req.Path, req.Source, req.Read = pf.agent, src, pf.read
 	var rep *localpreview.Report
 	if command == "run" {
 		rep, err = localpreview.Run(ctx, cfg.options(model), req)

@@ -270,7 +270,7 @@ func TestCalls(t *testing.T) {
 		{
 			name: "a relative file outside the roots is refused like any other", tool: "Test",
 			args: map[string]any{"file": outsideRel}, wantError: true,
-			wantText: []string{"kmx test: " + outsideRel + " is not an *.agent.md file inside this server's roots", "next: pass an *.agent.md file under"},
+			wantText: []string{"kmx test: " + outsideRel + " is not an *.agent.md file inside this server's roots", "next: pass an *.agent.md file (or the NAME.agent.examples.yaml beside it) under"},
 		},
 		{
 			name: "an empty file argument is refused", tool: "Test",

@@ -11,7 +11,7 @@ import (
 // TestArgs are the Test tool's arguments. Test has no ad-hoc input: it
 // judges the file's examples.
 type TestArgs struct {
-	File     string   `json:"file" jsonschema:"path of the *.agent.md file; absolute, since a relative path is read from the server's working directory"`
+	File     string   `json:"file" jsonschema:"path of the *.agent.md file or its NAME.agent.examples.yaml; absolute, since a relative path is read from the server's working directory"`
 	Examples []string `json:"examples,omitempty" jsonschema:"example IDs to test; omit to test every example"`
 	Model    string   `json:"model,omitempty" jsonschema:"model override; fake is the deterministic offline model; omit to use the file's model"`
 	Trials   int      `json:"trials,omitempty" jsonschema:"run each example this many times (1 to 20), each in a fresh Session; an example with mixed outcomes is flaky; omit for 1"`
