@@ -13,6 +13,11 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 STATICCHECK_VERSION := v0.8.2
 
+# TEST_TAGS: the Go tests run as a test build. kmxtest compiles in
+# the live GitHub read's test-only endpoint override (sidecar/internal/ghread,
+# endpoint_kmxtest.go); no release build (build, package) ever sets it.
+TEST_TAGS := kmxtest
+
 export PATH := $(TOOLS):$(PATH)
 
 .PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package install-extension node_modules lint tidy-check protocol-check vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply clean
@@ -33,10 +38,11 @@ test: tools lint test-go test-ext-unit test-e2e
 ## test-fast: everything but the real-VS-Code test, for the inner loop.
 test-fast: lint test-go test-ext-unit
 
-# -tags kmxtest compiles ghread's test endpoint override (owned fixtures);
-# shipped builds (build, package) never carry it.
+## test-go: every Go test as a test build, then ghread's release-build tests
+## (no override; they also build kmx as package.sh does and look inside it).
 test-go:
-	$(GO) test -count=1 -tags kmxtest ./...
+	$(GO) test -count=1 -tags $(TEST_TAGS) ./...
+	$(GO) test -count=1 ./sidecar/internal/ghread/...
 
 lint: fmt-check tidy-check protocol-check vet vet-cross staticcheck
 
@@ -53,7 +59,7 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
-	$(GO) vet -tags kmxtest ./...
+	$(GO) vet -tags $(TEST_TAGS) ./...
 
 ## vet-cross: the sidecar builds and vets for every platform the extension ships.
 vet-cross:
@@ -63,6 +69,7 @@ vet-cross:
 
 staticcheck: $(TOOLS)/staticcheck
 	$(TOOLS)/staticcheck ./...
+	$(TOOLS)/staticcheck -tags $(TEST_TAGS) ./...
 
 ## proto: regenerate the committed gRPC code from shared/proto.
 proto: tools

@@ -5,46 +5,53 @@ package ghread
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
-	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
+	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 )
 
-// Test builds only (go test -tags kmxtest, and the sidecar the real-VS-Code
-// test builds): reads go to an owned fixture instead of GitHub when
-// TestEndpointEnv names an https URL on a loopback address, trusted through
-// the PEM certificate file named by TestCAEnv. Shipped builds compile
-// endpoint_release.go instead and ignore both variables.
-const (
-	TestEndpointEnv = "KMX_TEST_GITHUB_MCP_URL"
-	TestCAEnv       = "KMX_TEST_GITHUB_MCP_CA"
-)
+// TestEndpointBuild reports whether this build honours the test-only
+// endpoint override: this is a test build (tag kmxtest).
+const TestEndpointBuild = true
 
-func testEndpoint() (string, http.RoundTripper, error) {
-	raw := os.Getenv(TestEndpointEnv)
-	if raw == "" {
-		return "", nil, nil
+// resolveTarget applies the test-only override variables. Even a test
+// build sends only over TLS to a loopback address, trusting only the
+// fixture's own certificate.
+func resolveTarget() (target, error) {
+	base := newBaseTransport()
+	t := target{endpoint: localtools.GitHubMCPURL, base: base, timeout: Timeout}
+	if raw := os.Getenv(TestEndpointEnv); raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "https" || u.User != nil {
+			return target{}, fail("the test endpoint override is unusable: %s is not an https URL without user info", TestEndpointEnv)
+		}
+		if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+			return target{}, fail("the test endpoint override is unusable: %s must name a loopback address (127.0.0.1 or ::1), not %q", TestEndpointEnv, u.Hostname())
+		}
+		path := os.Getenv(TestCAEnv)
+		if path == "" {
+			return target{}, fail("the test endpoint override is unusable: %s is set but %s (the fixture's PEM certificate) is not", TestEndpointEnv, TestCAEnv)
+		}
+		pem, err := os.ReadFile(path)
+		if err != nil {
+			return target{}, fail("the test endpoint override is unusable: %s: cannot read the CA file: %v", TestCAEnv, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return target{}, fail("the test endpoint override is unusable: %s: %s holds no PEM certificate", TestCAEnv, path)
+		}
+		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		t.endpoint = raw
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "https" {
-		return "", nil, fmt.Errorf("%s must be an https URL", TestEndpointEnv)
+	if raw := os.Getenv(TestTimeoutEnv); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d <= 0 {
+			return target{}, fail("the test endpoint override is unusable: %s is not a positive Go duration such as 300ms", TestTimeoutEnv)
+		}
+		t.timeout = d
 	}
-	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
-		return "", nil, fmt.Errorf("%s must name a loopback address", TestEndpointEnv)
-	}
-	pem, err := os.ReadFile(os.Getenv(TestCAEnv))
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", TestCAEnv, err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return "", nil, errors.New(TestCAEnv + " holds no PEM certificate")
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = nil
-	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	return raw, t, nil
+	return t, nil
 }

@@ -13,12 +13,10 @@
 // every SSE event at 256 KiB, and a read has 30 s inside the caller's
 // deadline. Any failure refuses the whole read; nothing is retried.
 //
-// The endpoint is fixed (localtools.GitHubMCPURL). Only this package's own
-// tests (an unexported field) and test builds (-tags kmxtest: the
-// KMX_TEST_GITHUB_MCP_URL override in endpoint_kmxtest.go, for the owned
-// fixture in ghreadtest) can point a read elsewhere; a shipped build
-// compiles endpoint_release.go, so it cannot send the credential to
-// another origin.
+// The endpoint is fixed (localtools.GitHubMCPURL). Only a test build (the
+// kmxtest build tag; see endpoint.go) can point a read at a
+// loopback fixture; every shipped build refuses the override, so no
+// shipped kmx can send the credential to another origin.
 package ghread
 
 import (
@@ -36,6 +34,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
+	"github.com/kmxdev/kmx/sidecar/internal/version"
 )
 
 // Fixed terms of the read.
@@ -65,13 +64,9 @@ type Config struct {
 	// Token is the credential; it is sent only as the bearer header to the
 	// fixed endpoint and never written anywhere.
 	Token string
-	// Version is kmx's version, sent as the client version.
+	// Version is kmx's version, sent as the client version (empty means
+	// version.Version).
 	Version string
-
-	// Test-only overrides, settable only from this package's tests.
-	endpoint  string
-	transport http.RoundTripper
-	timeout   time.Duration
 }
 
 // PullRequest is what reaches the model of one merged pull request.
@@ -95,58 +90,20 @@ func fail(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(for
 
 // Read performs the one read and returns the projected result as JSON text.
 func Read(ctx context.Context, cfg Config) (string, error) {
-	endpoint, timeout := localtools.GitHubMCPURL, Timeout
-	if cfg.endpoint == "" {
-		// Test builds only; a shipped build returns nothing here.
-		u, rt, err := testEndpoint()
-		if err != nil {
-			return "", fail("the test endpoint override is unusable: %s", err)
-		}
-		if u != "" {
-			cfg.endpoint, cfg.transport = u, rt
-		}
-	}
-	if cfg.endpoint != "" {
-		endpoint = cfg.endpoint
-	}
-	if cfg.timeout > 0 {
-		timeout = cfg.timeout
-	}
 	if cfg.Token == "" {
 		return "", fail("no credential")
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	base := cfg.transport
-	if base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.Proxy = nil // ambient proxies (and their credentials) are ignored
-		base = t
-	}
-	httpClient := &http.Client{
-		Transport: &cappedTransport{base: base, token: cfg.Token},
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return errors.New("the server redirected; redirects are refused")
-		},
-	}
-	transport := &mcp.StreamableClientTransport{
-		Endpoint:             endpoint,
-		HTTPClient:           httpClient,
-		MaxRetries:           -1, // 0 would mean 5
-		DisableStandaloneSSE: true,
-		MaxEventSize:         MaxEventBytes,
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "kmx", Version: cfg.Version}, &mcp.ClientOptions{
-		// Advertise nothing: no roots, sampling or elicitation.
-		Capabilities: &mcp.ClientCapabilities{},
-		Logger:       slog.New(slog.DiscardHandler),
-	})
-	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	t, err := resolveTarget()
 	if err != nil {
-		return "", fail("could not open the MCP session: %s", clean(err, cfg.Token))
+		return "", err
 	}
-	res, readErr := call(ctx, cs, cfg)
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	cs, err := open(ctx, cfg, t)
+	if err != nil {
+		return "", err
+	}
+	text, readErr := search(ctx, cs, cfg)
 	closeErr := cs.Close()
 	if readErr != nil {
 		return "", readErr
@@ -154,13 +111,50 @@ func Read(ctx context.Context, cfg Config) (string, error) {
 	if closeErr != nil {
 		return "", fail("closing the MCP session failed: %s", clean(closeErr, cfg.Token))
 	}
-	return res, nil
+	return project(text, cfg)
 }
 
-func call(ctx context.Context, cs *mcp.ClientSession, cfg Config) (string, error) {
-	if v := cs.InitializeResult().ProtocolVersion; v != ProtocolVersion {
-		return "", fail("the server answered protocol %q; kmx is pinned to %s", v, ProtocolVersion)
+// open starts the pinned session: one Streamable HTTP connection with the
+// bearer credential, no standalone SSE, no retries, no redirects, capped
+// replies and events, no client capabilities, and the initialize answer's
+// protocol checked against the pin.
+func open(ctx context.Context, cfg Config, t target) (*mcp.ClientSession, error) {
+	httpClient := &http.Client{
+		Transport: &cappedTransport{base: t.base, token: cfg.Token, done: ctx.Done()},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return errors.New("the server redirected; redirects are refused")
+		},
 	}
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:             t.endpoint,
+		HTTPClient:           httpClient,
+		MaxRetries:           -1, // 0 would mean 5
+		DisableStandaloneSSE: true,
+		MaxEventSize:         MaxEventBytes,
+	}
+	v := cfg.Version
+	if v == "" {
+		v = version.Version
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "kmx", Version: v}, &mcp.ClientOptions{
+		// Advertise nothing: no roots, sampling or elicitation.
+		Capabilities: &mcp.ClientCapabilities{},
+		Logger:       slog.New(slog.DiscardHandler),
+	})
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		return nil, fail("could not open the MCP session: %s", clean(err, cfg.Token))
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != ProtocolVersion {
+		_ = cs.Close()
+		return nil, fail("the server answered protocol %q; kmx is pinned to %s", v, ProtocolVersion)
+	}
+	return cs, nil
+}
+
+// search checks the remote tool's schema and calls it once with the fixed
+// query.
+func search(ctx context.Context, cs *mcp.ClientSession, cfg Config) (string, error) {
 	tools, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
 	if err != nil {
 		return "", fail("listing the server's tools failed: %s", clean(err, cfg.Token))
@@ -178,21 +172,26 @@ func call(ctx context.Context, cs *mcp.ClientSession, cfg Config) (string, error
 		return "", err
 	}
 	query := "repo:" + cfg.Repository + " is:pr is:merged"
-	out, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: RemoteTool, Arguments: map[string]any{"query": query, "page": 1, "perPage": PerPage}})
+	return callTool(ctx, cs, cfg.Token, RemoteTool, map[string]any{"query": query, "page": 1, "perPage": PerPage})
+}
+
+// callTool calls one tool once and returns its one text content.
+func callTool(ctx context.Context, cs *mcp.ClientSession, token, name string, args map[string]any) (string, error) {
+	out, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		return "", fail("calling %s failed: %s", RemoteTool, clean(err, cfg.Token))
+		return "", fail("calling %s failed: %s", name, clean(err, token))
 	}
 	if out.IsError {
-		return "", fail("%s answered with an error", RemoteTool)
+		return "", fail("%s answered with an error", name)
 	}
 	if len(out.Content) != 1 {
-		return "", fail("%s answered %d content items; one JSON text was expected", RemoteTool, len(out.Content))
+		return "", fail("%s answered %d content items; one JSON text was expected", name, len(out.Content))
 	}
 	text, ok := out.Content[0].(*mcp.TextContent)
 	if !ok {
-		return "", fail("%s answered content that is not text", RemoteTool)
+		return "", fail("%s answered content that is not text", name)
 	}
-	return project(text.Text, cfg)
+	return text.Text, nil
 }
 
 // checkSchema accepts the hosted search schema: an object whose query is a
@@ -298,12 +297,27 @@ func clean(err error, token string) string {
 }
 
 // cappedTransport adds the bearer credential and caps each reply body.
+// Once the read's time is up it sends nothing more: the SDK's own
+// best-effort requests after that (the cancellation notice, the closing
+// DELETE) would otherwise hold the read open for up to 5 s each.
 type cappedTransport struct {
 	base  http.RoundTripper
 	token string
+	done  <-chan struct{}
 }
 
+// errTimeUp refuses a request after the read's deadline.
+var errTimeUp = errors.New("the read's time is up; nothing more is sent")
+
 func (t *cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case <-t.done:
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, errTimeUp
+	default:
+	}
 	r := req.Clone(req.Context())
 	r.Header.Set("Authorization", "Bearer "+t.token)
 	resp, err := t.base.RoundTrip(r)

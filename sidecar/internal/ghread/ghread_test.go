@@ -1,3 +1,5 @@
+//go:build kmxtest
+
 package ghread
 
 import (
@@ -7,179 +9,103 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const repo = "octo-org/Hello-World"
-
-// token is the fixture credential (not credential-shaped: it is found by
-// its exact value).
-const token = "fixture-credential-value-4242"
-
-var searchSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"query":   map[string]any{"type": "string"},
-		"owner":   map[string]any{"type": "string"},
-		"repo":    map[string]any{"type": "string"},
-		"page":    map[string]any{"type": "number"},
-		"perPage": map[string]any{"type": "number"},
-	},
-	"required": []string{"query"},
-}
-
-// fixture imitates the read-only server's search_pull_requests over TLS on
-// 127.0.0.1 with the go-sdk server. It counts calls and records the last
-// arguments and bearer header.
-type fixture struct {
-	srv      *httptest.Server
-	calls    atomic.Int32
-	requests atomic.Int32
-	args     atomic.Value // map[string]any
-	auth     atomic.Value // string
-}
-
-func item(n int, title, repoURL string, mergedAt any) map[string]any {
-	it := map[string]any{"number": n, "title": title, "repository_url": repoURL, "state": "closed",
-		"body": "secret body", "user": map[string]any{"login": "someone"}}
-	if mergedAt != nil {
-		it["pull_request"] = map[string]any{"merged_at": mergedAt, "url": "https://api.github.com/x"}
-	} else {
-		it["pull_request"] = map[string]any{"url": "https://api.github.com/x"}
-	}
-	return it
-}
-
-func search(incomplete bool, items ...map[string]any) string {
-	b, _ := json.Marshal(map[string]any{"total_count": len(items), "incomplete_results": incomplete, "items": items})
-	return string(b)
-}
-
-type fixtureOpts struct {
-	answer     string
-	schema     map[string]any
-	jsonReply  bool
-	wrap       func(http.Handler) http.Handler
-	slow       bool
-	isError    bool
-	extraBytes int
-}
-
-func newFixture(t *testing.T, o fixtureOpts) *fixture {
-	t.Helper()
-	f := &fixture{}
-	release := make(chan struct{})
-	server := mcp.NewServer(&mcp.Implementation{Name: "github-mcp-fixture", Version: "1"}, nil)
-	schema := o.schema
-	if schema == nil {
-		schema = searchSchema
-	}
-	server.AddTool(&mcp.Tool{Name: RemoteTool, Description: "Search pull requests", InputSchema: schema},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			f.calls.Add(1)
-			var args map[string]any
-			_ = json.Unmarshal(req.Params.Arguments, &args)
-			f.args.Store(args)
-			if o.slow {
-				select {
-				case <-ctx.Done():
-				case <-release:
-				}
-				return nil, errors.New("too late")
-			}
-			text := o.answer
-			if o.extraBytes > 0 {
-				text = search(false, item(1, strings.Repeat("x", o.extraBytes), "https://api.github.com/repos/"+repo, "2026-01-01T00:00:00Z"))
-			}
-			return &mcp.CallToolResult{IsError: o.isError, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
-		})
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{JSONResponse: o.jsonReply})
-	if o.wrap != nil {
-		h = o.wrap(h)
-	}
-	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.requests.Add(1)
-		f.auth.Store(r.Header.Get("Authorization"))
-		h.ServeHTTP(w, r)
-	}))
-	f.srv.StartTLS()
-	t.Cleanup(f.srv.Close)
-	t.Cleanup(func() { close(release) }) // runs first: frees a slow handler
-	return f
-}
-
-func (f *fixture) config() Config {
-	return Config{Repository: repo, Token: token, endpoint: f.srv.URL + "/mcp/readonly", transport: f.srv.Client().Transport}
+// wantSession is the whole HTTP exchange of one read: no discovery
+// (.well-known), no standalone SSE stream (GET), no second session, and
+// the session closed with DELETE.
+var wantSession = []string{
+	"POST /mcp/readonly initialize",
+	"POST /mcp/readonly notifications/initialized",
+	"POST /mcp/readonly tools/list",
+	"POST /mcp/readonly tools/call",
+	"DELETE /mcp/readonly",
 }
 
 func TestReadProjectsMergedPullRequests(t *testing.T) {
-	url := "https://api.github.com/repos/" + repo
-	f := newFixture(t, fixtureOpts{answer: search(false,
-		item(7, "Add the tool harness", url, "2026-11-30T10:00:00Z"),
-		item(8, "Unmerged change", url, nil),
+	answer := searchJSON(false,
+		item(7, "Add the tool harness", repoURL, "2026-11-30T10:00:00Z"),
+		item(8, "Unmerged change (no merged_at)", repoURL, nil),
 		item(9, "Other repository", "https://api.github.com/repos/octo-org/Other", "2026-11-30T10:00:00Z"),
 		item(10, "Other letter case", "https://api.github.com/repos/Octo-Org/hello-world", "2026-11-30T10:00:00Z"),
-		item(11, "Null merged_at", url, json.RawMessage("null")),
-		item(12, "Fix the journal", url, "2026-11-29T09:00:00Z"),
-	)})
-	got, err := Read(context.Background(), f.config())
-	if err != nil {
-		t.Fatalf("Read: %v", err)
-	}
-	want := `{"repository":"octo-org/Hello-World","pullRequests":[{"number":7,"title":"Add the tool harness"},{"number":12,"title":"Fix the journal"}]}`
-	if got != want {
-		t.Fatalf("projection\n got %s\nwant %s", got, want)
-	}
-	if f.calls.Load() != 1 {
-		t.Errorf("search_pull_requests called %d times, want 1", f.calls.Load())
-	}
-	args, _ := f.args.Load().(map[string]any)
-	if args["query"] != "repo:"+repo+" is:pr is:merged" || args["page"] != float64(1) || args["perPage"] != float64(20) || len(args) != 3 {
-		t.Errorf("arguments = %v", args)
-	}
-	if a, _ := f.auth.Load().(string); a != "Bearer "+token {
-		t.Errorf("the credential was not sent as the bearer header")
+		item(11, "Null merged_at", repoURL, json.RawMessage("null")),
+		item(12, "Fix the journal", repoURL, "2026-11-29T09:00:00Z"),
+		item(13, "Empty merged_at", repoURL, ""),
+		map[string]any{"number": 14, "title": "An issue, not a pull request", "repository_url": repoURL},
+	)
+	for _, jsonReply := range []bool{false, true} {
+		t.Run(fmt.Sprintf("jsonReply=%v", jsonReply), func(t *testing.T) {
+			f := newFixture(t, fixtureOpts{answer: answer, jsonReply: jsonReply})
+			got, err := Read(context.Background(), config())
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			want := `{"repository":"octo-org/Hello-World","pullRequests":[{"number":7,"title":"Add the tool harness"},{"number":12,"title":"Fix the journal"}]}`
+			if got != want {
+				t.Fatalf("projection\n got %s\nwant %s", got, want)
+			}
+			if f.calls.Load() != 1 {
+				t.Errorf("search_pull_requests called %d times, want 1", f.calls.Load())
+			}
+			args, _ := f.args.Load().(map[string]any)
+			if args["query"] != "repo:"+repo+" is:pr is:merged" || args["page"] != float64(1) || args["perPage"] != float64(20) || len(args) != 3 {
+				t.Errorf("arguments = %v", args)
+			}
+			if a, _ := f.auth.Load().(string); a != "Bearer "+token {
+				t.Errorf("the credential was not sent as the bearer header")
+			}
+			if got := f.requests(); !slices.Equal(got, wantSession) {
+				t.Errorf("HTTP exchange\n got %q\nwant %q", got, wantSession)
+			}
+		})
 	}
 }
 
 func TestReadRefuses(t *testing.T) {
-	url := "https://api.github.com/repos/" + repo
-	merged := item(7, "Fine", url, "2026-11-30T10:00:00Z")
+	merged := item(7, "Fine", repoURL, "2026-11-30T10:00:00Z")
 	tests := []struct {
 		name string
 		o    fixtureOpts
 		want string
+		// requests, when set, is the whole HTTP exchange the refusal allows.
+		requests []string
 	}{
-		{"incomplete results", fixtureOpts{answer: search(true, merged)}, "incomplete"},
-		{"no incomplete_results", fixtureOpts{answer: `{"total_count":1,"items":[]}`}, "lacks incomplete_results"},
-		{"not JSON", fixtureOpts{answer: "no results"}, "not the search JSON"},
-		{"tool error", fixtureOpts{answer: "boom", isError: true}, "answered with an error"},
-		{"title holds the credential", fixtureOpts{answer: search(false, item(7, "leak "+token, url, "2026-11-30T10:00:00Z"))}, "holds the configured credential"},
-		{"title holds a credential shape", fixtureOpts{answer: search(false, item(7, "gh"+"p_"+strings.Repeat("Ab1", 12), url, "2026-11-30T10:00:00Z"))}, "credential-shaped"},
-		{"schema change", fixtureOpts{answer: search(false, merged), schema: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}}, "input schema changed"},
-		{"2 MiB reply as JSON", fixtureOpts{jsonReply: true, extraBytes: 2 << 20}, "over 1 MiB"},
-		{"oversized SSE event", fixtureOpts{extraBytes: 2 * MaxEventBytes}, "calling search_pull_requests failed"},
-		{"401", fixtureOpts{wrap: func(http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				http.Error(w, "bad credentials", http.StatusUnauthorized)
-			})
-		}}, "refused the credential (HTTP 401)"},
-		{"redirect", fixtureOpts{wrap: func(http.Handler) http.Handler {
+		{name: "incomplete results", o: fixtureOpts{answer: searchJSON(true, merged)}, want: "incomplete"},
+		{name: "no incomplete_results", o: fixtureOpts{answer: `{"total_count":1,"items":[]}`}, want: "lacks incomplete_results"},
+		{name: "more than a page", o: fixtureOpts{answer: searchJSON(false, slices.Repeat([]map[string]any{merged}, PerPage+1)...)}, want: "21 items on a page of 20"},
+		{name: "not JSON", o: fixtureOpts{answer: "no results"}, want: "not the search JSON"},
+		{name: "tool error", o: fixtureOpts{answer: "boom", isError: true}, want: "answered with an error"},
+		{name: "title holds the credential", o: fixtureOpts{answer: searchJSON(false, item(7, "leak "+token, repoURL, "2026-11-30T10:00:00Z"))}, want: "holds the configured credential"},
+		{name: "title holds a credential shape", o: fixtureOpts{answer: searchJSON(false, item(7, "gh"+"p_"+strings.Repeat("Ab1", 12), repoURL, "2026-11-30T10:00:00Z"))}, want: "credential-shaped"},
+		{name: "schema change", o: fixtureOpts{answer: searchJSON(false, merged), schema: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}}, want: "input schema changed",
+			requests: append(slices.Clone(wantSession[:3]), "DELETE /mcp/readonly")},
+		{name: "2 MiB reply as JSON", o: fixtureOpts{jsonReply: true, extraBytes: 2 << 20}, want: "over 1 MiB"},
+		{name: "2 MiB reply as SSE", o: fixtureOpts{extraBytes: 2 << 20}, want: "calling search_pull_requests failed"},
+		{name: "oversized SSE event", o: fixtureOpts{extraBytes: MaxEventBytes + 1}, want: "calling search_pull_requests failed"},
+		{name: "401", o: fixtureOpts{wrap: status(http.StatusUnauthorized)}, want: "refused the credential (HTTP 401)",
+			requests: wantSession[:1]},
+		{name: "403", o: fixtureOpts{wrap: status(http.StatusForbidden)}, want: "refused the credential (HTTP 403)",
+			requests: wantSession[:1]},
+		{name: "404 on initialize: no fallback to the old SSE transport", o: fixtureOpts{wrap: status(http.StatusNotFound)}, want: "could not open the MCP session",
+			requests: wantSession[:1]},
+		{name: "redirect", o: fixtureOpts{wrap: func(http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, "https://127.0.0.1:1/elsewhere", http.StatusTemporaryRedirect)
+				http.Redirect(w, r, "/mcp/elsewhere", http.StatusTemporaryRedirect)
 			})
-		}}, "redirects are refused"},
-		{"protocol 2025-06-18", fixtureOpts{wrap: func(h http.Handler) http.Handler { return downgrade(h) }}, `answered protocol "2025-06-18"`},
+		}}, want: "redirects are refused", requests: wantSession[:1]},
+		{name: "protocol 2025-06-18", o: fixtureOpts{wrap: downgrade}, want: `answered protocol "2025-06-18"`,
+			// Refused right after the handshake: the session is closed, nothing is listed or called.
+			requests: []string{"POST /mcp/readonly initialize", "POST /mcp/readonly notifications/initialized", "DELETE /mcp/readonly"}},
+		{name: "stream dropped after an event ID: no reconnect", o: fixtureOpts{answer: searchJSON(false, merged), wrap: dropCallStream}, want: "calling search_pull_requests failed",
+			requests: wantSession},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.o)
-			got, err := Read(context.Background(), f.config())
+			got, err := Read(context.Background(), config())
 			var re *Error
 			if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Read = %q, %v; want a refusal containing %q", got, err, tc.want)
@@ -190,20 +116,81 @@ func TestReadRefuses(t *testing.T) {
 			if n := f.calls.Load(); n > 1 {
 				t.Errorf("search_pull_requests called %d times; nothing is retried", n)
 			}
+			reqs := f.requests()
+			if tc.requests != nil && !slices.Equal(reqs, tc.requests) {
+				t.Errorf("HTTP exchange\n got %q\nwant %q", reqs, tc.requests)
+			}
+			for _, r := range reqs {
+				if strings.HasPrefix(r, "GET ") || strings.Contains(r, "/.well-known/") {
+					t.Errorf("the client sent %q: no standalone stream, reconnect or discovery is allowed", r)
+				}
+			}
 		})
 	}
-	t.Run("slow server past the read timeout", func(t *testing.T) {
-		f := newFixture(t, fixtureOpts{slow: true})
-		cfg := f.config()
-		cfg.timeout = 300 * time.Millisecond
-		_, err := Read(context.Background(), cfg)
-		if err == nil || !strings.Contains(err.Error(), "calling search_pull_requests failed") {
-			t.Fatalf("Read = %v", err)
-		}
-		if f.calls.Load() != 1 {
-			t.Errorf("calls = %d, want 1 (no retry)", f.calls.Load())
+}
+
+// TestReadSlowServer: a server slower than the read timeout refuses the
+// read, with one call and no retry. The timeout is injected (the test
+// build's TestTimeoutEnv), so nothing waits 30 s.
+func TestReadSlowServer(t *testing.T) {
+	f := newFixture(t, fixtureOpts{slow: true})
+	t.Setenv(TestTimeoutEnv, "300ms")
+	_, err := Read(context.Background(), config())
+	if err == nil || !strings.Contains(err.Error(), "calling search_pull_requests failed") {
+		t.Fatalf("Read = %v", err)
+	}
+	if f.calls.Load() != 1 {
+		t.Errorf("calls = %d, want 1 (no retry)", f.calls.Load())
+	}
+}
+
+// TestTestEndpointOverride: even a test build sends only to the loopback
+// interface, and a malformed override refuses before anything is sent.
+func TestTestEndpointOverride(t *testing.T) {
+	if !TestEndpointBuild {
+		t.Fatal("a kmxtest build says it has no override")
+	}
+	const loop = "https://127.0.0.1:1/mcp/readonly"
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"not loopback", map[string]string{TestEndpointEnv: "https://example.com/mcp"}, "must name a loopback address"},
+		{"localhost by name", map[string]string{TestEndpointEnv: "https://localhost/mcp"}, "must name a loopback address"},
+		{"loopback-looking name", map[string]string{TestEndpointEnv: "https://127.0.0.1.example.com/mcp"}, "must name a loopback address"},
+		{"plain http", map[string]string{TestEndpointEnv: "http://127.0.0.1/mcp"}, "not an https URL"},
+		{"user info", map[string]string{TestEndpointEnv: "https://user:pw@127.0.0.1/mcp"}, "not an https URL"},
+		{"no CA", map[string]string{TestEndpointEnv: loop}, "is not"},
+		{"unreadable CA", map[string]string{TestEndpointEnv: loop, TestCAEnv: "/nonexistent/ca.pem"}, "cannot read the CA file"},
+		{"bad timeout", map[string]string{TestTimeoutEnv: "soon"}, "not a positive Go duration"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := Read(context.Background(), config())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Read = %v, want a refusal containing %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("without the override the read goes to GitHub", func(t *testing.T) {
+		t.Setenv(TestEndpointEnv, "")
+		tg, err := resolveTarget()
+		if err != nil || tg.endpoint != "https://api.githubcopilot.com/mcp/readonly" || tg.timeout != Timeout {
+			t.Fatalf("resolveTarget = %+v, %v", tg, err)
 		}
 	})
+}
+
+func status(code int) func(http.Handler) http.Handler {
+	return func(http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, http.StatusText(code), code)
+		})
+	}
 }
 
 // downgrade rewrites the initialize answer's protocol version to
@@ -222,22 +209,25 @@ func downgrade(h http.Handler) http.Handler {
 	})
 }
 
-// TestReleaseEndpointIsFixed: without this package's test-only override a
-// read goes to GitHub's read-only server and nowhere else.
-func TestReleaseEndpointIsFixed(t *testing.T) {
-	var seen string
-	cfg := Config{Repository: repo, Token: token, transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		seen = r.URL.String()
-		return nil, errors.New("stopped by the test")
-	})}
-	if _, err := Read(context.Background(), cfg); err == nil {
-		t.Fatal("the stopped read succeeded")
-	}
-	if seen != "https://api.githubcopilot.com/mcp/readonly" {
-		t.Fatalf("the read went to %q", seen)
-	}
+// dropCallStream lets the server run tools/call, then answers its POST
+// with an SSE stream holding only a priming event (an event ID, no data)
+// and ends it: the point where a client with retries would reconnect with
+// GET and Last-Event-ID.
+func dropCallStream(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if !strings.Contains(rec.Body.String(), `"content"`) {
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Mcp-Session-Id", rec.Header().Get("Mcp-Session-Id"))
+		w.WriteHeader(http.StatusOK)
+		_, _ = fmt.Fprint(w, "id: 1\ndata: \n\n")
+	})
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
