@@ -109,6 +109,7 @@ mcp-tools:
 
 test-mcp: mcp-tools
 	$(GO) test -count=1 -run 'TestInspectorCLI|TestConformance' ./sidecar/internal/mcpserver
+	$(GO) test -count=1 -tags $(TEST_TAGS) -run 'TestConformanceClient' ./sidecar/internal/ghread
 
 tools: $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc $(TOOLS)/staticcheck /usr/bin/protoc
 
