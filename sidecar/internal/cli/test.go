@@ -59,7 +59,7 @@ func runTest(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if from != "" && trials.n > 1 {
-		return usagef(testUsage, "kmx test: --trials and --from cannot be combined: a re-grade grades each journaled answer once")
+		return usagef(testUsage, "kmx test: %s; %s", localpreview.TrialsWithRegrade, localpreview.TrialsWithRegradeNext)
 	}
 	tf.examples, tf.trials, tf.from = examples, trials.n, from
 	if tf.binding, err = readToolBinding("test", tf.rf); err != nil {

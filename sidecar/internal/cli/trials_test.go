@@ -68,4 +68,10 @@ func TestTrialsAndRegradeOnTheCommandLine(t *testing.T) {
 			t.Errorf("%v: exit %d %s", bad, u.code, u.stderr)
 		}
 	}
+	// Trials of a re-grade would grade the same answers again: refused,
+	// saying which flag to drop for which intent.
+	u := kmx(t, h, "test", file, "--from", src, "--trials", "3")
+	if !strings.Contains(u.stderr, "--trials and --from cannot be combined") || !strings.Contains(u.stderr, "drop --trials to re-grade") || !strings.Contains(u.stderr, "drop --from to run N fresh trials") {
+		t.Errorf("--from with --trials says:\n%s", u.stderr)
+	}
 }

@@ -158,3 +158,31 @@ func TestRegradeFromJournal(t *testing.T) {
 		t.Errorf("tampered source: verdict %s, %d pass, journals %d -> %d", rep.Verdict, rep.Summary.Pass, before, journalCount(t, home))
 	}
 }
+
+// TestRegradeRefusesToolTurns: a tool turn's trace (the calls and their
+// results) is not re-judged from a journal, so an example that declares
+// tools is refused per example, with the next step named, and nothing is
+// sent or copied: it can never pass from a re-grade.
+func TestRegradeRefusesToolTurns(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	req := toolFixture(t, "disabled/merged-prs.agent.md")
+	src, err := Test(context.Background(), Options{StateDir: home}, req)
+	if err != nil || src.Verdict != VerdictPass {
+		t.Fatalf("source Test of the tool fixture: %v %+v", err, src)
+	}
+	rep, err := Test(context.Background(), Options{StateDir: home, FromRun: src.RunID}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := rep.Examples[0]
+	if ex.Verdict != VerdictRefused || !strings.Contains(ex.Message, "declares tools") || !strings.Contains(ex.Message, "run kmx test") || ex.Verified {
+		t.Errorf("tool example in a re-grade: %s %q verified %v", ex.Verdict, ex.Message, ex.Verified)
+	}
+	if rep.Verdict == VerdictPass || rep.Regrade == nil || rep.Regrade.NotRegraded != 1 || rep.Regrade.Replayed != 0 || rep.Regrade.AgentCalls != 0 {
+		t.Errorf("re-grade of a tool file: verdict %s regrade %+v", rep.Verdict, rep.Regrade)
+	}
+	// Nothing was copied into the re-grade's journal: no session at all.
+	if n := len(readJournal(t, home, rep.RunID)); n != 0 {
+		t.Errorf("the re-grade journaled %d sessions for a refused tool example", n)
+	}
+}

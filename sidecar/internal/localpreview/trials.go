@@ -18,6 +18,18 @@ func trialsOf(opts Options) int {
 	return opts.Trials
 }
 
+// TrialsWithRegrade is why trials and a re-grade are refused together, and
+// TrialsWithRegradeNext what to change; the CLI's usage error says the same.
+// A re-grade grades journaled answers with zero agent calls: N trials of it
+// would grade the same answers N times (identical verdicts for contains,
+// notContains and regex; reused or re-sampled judge samples only), which
+// would look like evidence of stability and is none. Flakiness is measured
+// with fresh answers: --trials without --from.
+const (
+	TrialsWithRegrade     = "--trials and --from cannot be combined: a re-grade grades each journaled answer once, and grading the same answers N times is no trial of the model"
+	TrialsWithRegradeNext = "drop --trials to re-grade the run's answers (from a trials run, each example's first verified trial), or drop --from to run N fresh trials"
+)
+
 // checkTrials refuses a trial count outside 1..MaxTrials and trials on
 // anything but a plain Test of examples.
 func checkTrials(opts Options, command string) error {
@@ -27,7 +39,7 @@ func checkTrials(opts Options, command string) error {
 	case opts.Trials > 1 && command != "test":
 		return refuse("use kmx test FILE --trials N", "trials are for kmx test, not kmx %s", command)
 	case opts.Trials > 1 && opts.FromRun != "":
-		return refuse("drop --trials: a re-grade grades each journaled answer once", "trials and a re-grade (--from) cannot be combined")
+		return refuse(TrialsWithRegradeNext, "%s", TrialsWithRegrade)
 	}
 	return nil
 }

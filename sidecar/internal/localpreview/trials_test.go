@@ -93,8 +93,10 @@ func TestTrialsRefusals(t *testing.T) {
 		o.StateDir = home
 		if _, err := Test(context.Background(), o, req); err == nil {
 			t.Errorf("options %+v were not refused", o)
-		} else if _, ok := AsRefusal(err); !ok {
+		} else if r, ok := AsRefusal(err); !ok {
 			t.Errorf("options %+v: %v is not a refusal", o, err)
+		} else if o.FromRun != "" && (r.Msg != TrialsWithRegrade || r.Next != TrialsWithRegradeNext) {
+			t.Errorf("trials with a re-grade: %q; %q", r.Msg, r.Next)
 		}
 	}
 	if _, err := Run(context.Background(), Options{StateDir: home, Trials: 2}, req); err == nil {
