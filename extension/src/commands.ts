@@ -7,7 +7,7 @@ import type { ExplainView } from "./explainView";
 import { modelChoices } from "./lmMapping";
 import { type AddExamplesParams, Commands, EditorCommands, type ExampleParams, type ExamplesHome, Methods, type ReportResult, Verdicts } from "./protocol";
 import type { ReplayPanel } from "./replayPanel";
-import { runVerdictText, summaryLine } from "./results";
+import { regradeLine, runVerdictText, summaryLine } from "./results";
 import { readSettings } from "./settings";
 import type { Sidecar } from "./sidecar";
 import type { ModelStatus } from "./statusBar";
@@ -28,6 +28,21 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const table: Record<string, Handler> = {
     [Commands.RunExample]: (arg) => runExample(deps, arg),
     [Commands.TestFile]: (arg) => testFile(deps, arg),
+    // The server's Re-grade last run lens: {uri, fromRun} naming the run.
+    [Commands.RegradeLastRun]: (arg) => regradeLastRun(deps, arg),
+    // The replay panel's link ({runId}: that run and the one before it) and
+    // the palette (the active file's two newest runs).
+    [Commands.CompareRuns]: async (arg) => {
+      const runId = (arg as { runId?: unknown } | undefined)?.runId;
+      if (typeof runId === "string" && runId !== "") {
+        await deps.replay.compare({ runId });
+        return;
+      }
+      const uri = fileArg(arg);
+      if (uri !== undefined) {
+        await deps.replay.compare({ uri: uri.toString() });
+      }
+    },
     [Commands.RunWithInput]: (arg) => runWithInput(deps, arg),
     [Commands.Explain]: async (arg) => {
       const uri = fileArg(arg);
@@ -222,6 +237,22 @@ async function testFile(deps: CommandDeps, arg: unknown): Promise<void> {
   const res = await withCancel(`kmx: testing ${vscode.workspace.asRelativePath(uri)}`, (token, report) => deps.tests.testFile(uri, token, report));
   if (res?.report !== undefined) {
     showVerdict(`kmx ${vscode.workspace.asRelativePath(uri)}: ${summaryLine(res.report)}`, res.report.verdict === Verdicts.Pass, deps);
+  }
+}
+
+async function regradeLastRun(deps: CommandDeps, arg: unknown): Promise<void> {
+  const fromRun = (arg as { fromRun?: unknown } | undefined)?.fromRun;
+  if (typeof fromRun !== "string" || fromRun === "") {
+    throw new Error("kmx.regradeLastRun needs the run to re-grade: use the Re-grade last run lens above ## Examples (it appears once a test of the file has finished)");
+  }
+  const uri = fileArg(arg);
+  if (uri === undefined) {
+    return;
+  }
+  const res = await withCancel(`kmx: re-grading run ${fromRun} (zero agent model calls)`, (token, report) => deps.tests.testFile(uri, token, report, fromRun));
+  if (res?.report !== undefined) {
+    const regrade = regradeLine(res.report);
+    showVerdict(`kmx ${vscode.workspace.asRelativePath(uri)}: ${summaryLine(res.report)}${regrade !== undefined ? ` — ${regrade}` : ""}`, res.report.verdict === Verdicts.Pass, deps);
   }
 }
 

@@ -1,7 +1,8 @@
 // The replay panel's HTML, built from the server's kmx.journal.inspect/v1
 // inspection. Every value is escaped; the page has no script, loads nothing, and
 // its only style is inline under a nonce, coloured by VS Code's theme
-// variables. Pure, so escaping and the CSP are unit-tested.
+// variables; its one link is a command URI the panel allows (compare). Pure,
+// so escaping and the CSP are unit-tested.
 import { type ExampleResult, type InspectedToolCall, type InspectedTurn, type Inspection, type JudgeSample, type ModelIdentity, type Report, Verdicts } from "./protocol";
 
 export const InspectSchema = "kmx.journal.inspect/v1";
@@ -9,6 +10,11 @@ export const ReplayLabel = "local preview journal replay; not a test result";
 
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A command URI with one argument, as a webview link runs it (only for commands the panel's enableCommandUris lists). */
+export function commandUri(command: string, arg: unknown): string {
+  return `command:${command}?${encodeURIComponent(JSON.stringify([arg]))}`;
 }
 
 /** A CSP that allows nothing but the nonce'd inline style. */
@@ -104,12 +110,25 @@ function turnHtml(t: InspectedTurn, report: Report | undefined): string {
   return `${h}</section>`;
 }
 
+/** The style the replay and compare pages share (under the page's nonce). */
+export const pageStyle = `body { color: var(--vscode-foreground); background: var(--vscode-editor-background); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); padding: 0 1em; }
+.banner { border-left: 3px solid var(--vscode-textLink-foreground); padding: .3em .8em; background: var(--vscode-textBlockQuote-background); }
+.turn, .example { border-top: 1px solid var(--vscode-panel-border); padding: .5em 0; }
+.label { color: var(--vscode-descriptionForeground); display: inline-block; min-width: 7em; }
+.muted { color: var(--vscode-descriptionForeground); }
+.error { color: var(--vscode-errorForeground); }
+pre { background: var(--vscode-textCodeBlock-background); padding: .4em; white-space: pre-wrap; word-break: break-word; font-family: var(--vscode-editor-font-family); }
+code { font-family: var(--vscode-editor-font-family); }
+.v-pass, .s-verified { color: var(--vscode-testing-iconPassed); }
+.v-fail, .s-failed { color: var(--vscode-testing-iconFailed); }
+.v-unknown, .v-refused, .s-incomplete, .s-cancelled { color: var(--vscode-testing-iconErrored); }`;
+
 /**
  * The panel's whole page. `report` is this session's report for the same
  * run, when the extension has one: the inspection itself carries no
  * verdicts or assertion results, and the panel says where those come from.
  */
-export function replayHtml(inspection: Inspection, nonce: string, cspSource: string, report?: Report): string {
+export function replayHtml(inspection: Inspection, nonce: string, cspSource: string, report?: Report, compareHref?: string): string {
   const run = inspection.run;
   const sameRun = report !== undefined && report.runId !== undefined && report.runId === run.id ? report : undefined;
   let body: string;
@@ -119,6 +138,9 @@ export function replayHtml(inspection: Inspection, nonce: string, cspSource: str
     const s = inspection.summary;
     const live = inspection.liveCalls;
     body = `<p class="meta">run <code>${escapeHtml(run.id)}</code> · ${escapeHtml(run.command)} of <code>${escapeHtml(run.agentId)}</code> · ${escapeHtml(run.status)} · ${s.verified} of ${s.turns} turns verified · live model calls during replay: ${live}</p>`;
+    if (compareHref !== undefined) {
+      body += `<p><a id="compare" href="${escapeHtml(compareHref)}">Compare with previous run of this file</a></p>`;
+    }
     if (live !== 0) {
       body += `<p class="error">The replay attempted ${live} live model call(s); each was refused. This is a kmx bug: please report it.</p>`;
     }
@@ -132,17 +154,7 @@ export function replayHtml(inspection: Inspection, nonce: string, cspSource: str
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <title>kmx replay</title>
 <style nonce="${escapeHtml(nonce)}">
-body { color: var(--vscode-foreground); background: var(--vscode-editor-background); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); padding: 0 1em; }
-.banner { border-left: 3px solid var(--vscode-textLink-foreground); padding: .3em .8em; background: var(--vscode-textBlockQuote-background); }
-.turn { border-top: 1px solid var(--vscode-panel-border); padding: .5em 0; }
-.label { color: var(--vscode-descriptionForeground); display: inline-block; min-width: 7em; }
-.muted { color: var(--vscode-descriptionForeground); }
-.error { color: var(--vscode-errorForeground); }
-pre { background: var(--vscode-textCodeBlock-background); padding: .4em; white-space: pre-wrap; word-break: break-word; font-family: var(--vscode-editor-font-family); }
-code { font-family: var(--vscode-editor-font-family); }
-.v-pass, .s-verified { color: var(--vscode-testing-iconPassed); }
-.v-fail, .s-failed { color: var(--vscode-testing-iconFailed); }
-.v-unknown, .v-refused, .s-incomplete, .s-cancelled { color: var(--vscode-testing-iconErrored); }
+${pageStyle}
 </style>
 </head>
 <body>

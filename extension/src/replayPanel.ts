@@ -1,10 +1,14 @@
 // The replay panel: one webview showing the server's inspection of a
 // retained run (kmx/inspect, kmx.journal.inspect/v1), replayed with zero
-// model calls. No scripts, no remote content, nothing loaded but the page.
+// model calls, or the server's comparison of a run with the previous run of
+// its file (kmx/diffRuns, kmx.journal.diff/v1). No scripts, no remote
+// content, nothing loaded but the page; its links are command URIs of the
+// two commands the panel allows.
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
-import { type Inspection, type KmxRequests, Methods, type ReportResult, type RunInfo } from "./protocol";
-import { replayHtml } from "./replayHtml";
+import { diffHtml } from "./diffHtml";
+import { Commands, type DiffRunsParams, type Inspection, type KmxRequests, Methods, type ReportResult, type RunDiff, type RunInfo } from "./protocol";
+import { commandUri, replayHtml } from "./replayHtml";
 import type { Sidecar } from "./sidecar";
 
 const inspectMethod = Methods.Inspect satisfies keyof KmxRequests;
@@ -41,16 +45,49 @@ export class ReplayPanel implements vscode.Disposable {
     this.render(res.inspection);
   }
 
-  private render(inspection: Inspection): void {
+  /**
+   * Shows the comparison of a run (params.runId, the run on screen) or of
+   * the file's newest run (params.uri) with the previous run of its file;
+   * the server picks both runs.
+   */
+  async compare(params: DiffRunsParams, token?: vscode.CancellationToken): Promise<void> {
+    const what = params.runId !== undefined ? `run ${params.runId}` : `the newest run of ${vscode.workspace.asRelativePath(vscode.Uri.parse(params.uri ?? ""))}`;
+    const res = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `kmx: comparing ${what} with the previous run (no model calls)`, cancellable: true },
+      (_p, cancel) => this.sidecar.request(Methods.DiffRuns, params, token ?? cancel),
+    );
+    if (res.diff === undefined) {
+      throw new Error(`the server answered no comparison for ${what}`);
+    }
+    this.renderDiff(res.diff);
+  }
+
+  private ensurePanel(): vscode.WebviewPanel {
     if (this.panel === undefined) {
       this.panel = vscode.window.createWebviewPanel("kmx.replay", "kmx replay", vscode.ViewColumn.Beside, {
         enableScripts: false,
+        // Links, not scripts: the replay's "Compare with previous run of
+        // this file" and the comparison's way back.
+        enableCommandUris: [Commands.CompareRuns, Commands.InspectRun],
         localResourceRoots: [],
       });
       this.panel.onDidDispose(() => {
         this.panel = undefined;
       });
     }
+    return this.panel;
+  }
+
+  private renderDiff(diff: RunDiff): void {
+    const panel = this.ensurePanel();
+    const nonce = crypto.randomBytes(16).toString("base64");
+    panel.title = `kmx compare: ${diff.b.agentId}`;
+    panel.webview.html = diffHtml(diff, nonce, panel.webview.cspSource, commandUri(Commands.InspectRun, { runId: diff.b.id }));
+    panel.reveal(undefined, true);
+  }
+
+  private render(inspection: Inspection): void {
+    this.panel = this.ensurePanel();
     // The inspection has no verdicts; this session's report of the same
     // run (if any) supplies them, labelled as such.
     let report: ReportResult | undefined;
@@ -61,7 +98,7 @@ export class ReplayPanel implements vscode.Disposable {
     }
     const nonce = crypto.randomBytes(16).toString("base64");
     this.panel.title = `kmx replay: ${inspection.run.agentId}`;
-    this.panel.webview.html = replayHtml(inspection, nonce, this.panel.webview.cspSource, report?.report);
+    this.panel.webview.html = replayHtml(inspection, nonce, this.panel.webview.cspSource, report?.report, commandUri(Commands.CompareRuns, { runId: inspection.run.id }));
     this.panel.reveal(undefined, true);
   }
 

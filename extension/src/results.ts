@@ -197,3 +197,21 @@ export function flakyText(ex: ExampleResult | undefined): string | undefined {
   const t = ex?.trials;
   return t !== undefined && t.flaky ? `flaky ${t.pass}/${t.n}` : undefined;
 }
+
+/**
+ * "re-grade of run R: 0 agent model calls · …" for a re-grade's report (the
+ * counts the server reported, as kmx test --from prints them), else
+ * undefined.
+ */
+export function regradeLine(report: Report): string | undefined {
+  const g = report.regrade;
+  if (g === undefined) {
+    return undefined;
+  }
+  const n = (k: number, one: string, many: string) => `${k} ${k === 1 ? one : many}`;
+  let line = `re-grade of run ${g.sourceRun}: ${n(g.agentCalls, "agent model call", "agent model calls")} · ${n(g.replayed, "answer", "answers")} replayed from it · ${n(g.reusedJudgeSamples, "judge sample", "judge samples")} reused · ${n(g.judgeCalls, "fresh judge sample", "fresh judge samples")} sent`;
+  if (g.notRegraded > 0) {
+    line += ` · ${n(g.notRegraded, "example", "examples")} not re-graded`;
+  }
+  return line;
+}

@@ -4,7 +4,7 @@
 // runs both end in applyReport, so they update the same results.
 import * as vscode from "vscode";
 import { type ExampleInfo, Methods, type Range, type Report, type ReportResult } from "./protocol";
-import { flakyText, type Outcome, outcomesFor, summaryLine, toolLines } from "./results";
+import { flakyText, type Outcome, outcomesFor, regradeLine, summaryLine, toolLines } from "./results";
 import type { Sidecar } from "./sidecar";
 
 export function toRange(r: Range): vscode.Range {
@@ -187,13 +187,18 @@ export class KmxTests implements vscode.Disposable {
     }
   }
 
-  /** Tests the file of `uri` (all of it) as a Test Explorer run; the lens and palette use this. */
-  async testFile(uri: vscode.Uri, token: vscode.CancellationToken, progress?: (message: string) => void): Promise<ReportResult | undefined> {
+  /**
+   * Tests the file of `uri` (all of it) as a Test Explorer run; the lens and
+   * palette use this. With `fromRun` it is the Re-grade last run lens: the
+   * same test, of that run's journaled answers (docs/regrade.md).
+   */
+  async testFile(uri: vscode.Uri, token: vscode.CancellationToken, progress?: (message: string) => void, fromRun?: string): Promise<ReportResult | undefined> {
     const item = this.fileItem(uri);
     await this.refresh(uri);
-    const run = this.controller.createTestRun(new vscode.TestRunRequest([item]), `kmx: test ${vscode.workspace.asRelativePath(uri)}`, true);
+    const name = fromRun !== undefined ? `kmx: re-grade run ${fromRun}` : `kmx: test ${vscode.workspace.asRelativePath(uri)}`;
+    const run = this.controller.createTestRun(new vscode.TestRunRequest([item]), name, true);
     try {
-      const reports = await this.runItems(run, [item], [], token, progress);
+      const reports = await this.runItems(run, [item], [], token, progress, undefined, fromRun);
       return reports[0];
     } finally {
       run.end();
@@ -207,6 +212,7 @@ export class KmxTests implements vscode.Disposable {
     token: vscode.CancellationToken,
     progress?: (message: string) => void,
     trials?: number,
+    fromRun?: string,
   ): Promise<ReportResult[]> {
     // Group the selection by file: one kmx/test per file, with the chosen
     // examples, or none (the whole file) when a file item was chosen.
@@ -242,7 +248,7 @@ export class KmxTests implements vscode.Disposable {
       try {
         res = await this.sidecar.request(
           Methods.Test,
-          { uri: file.uri.toString(), ...(whole ? {} : { examples: ids }), ...(trials !== undefined ? { trials } : {}) },
+          { uri: file.uri.toString(), ...(whole ? {} : { examples: ids }), ...(trials !== undefined ? { trials } : {}), ...(fromRun !== undefined ? { fromRun } : {}) },
           token,
           (v) => {
             if (v.message !== undefined) {
@@ -280,6 +286,10 @@ export class KmxTests implements vscode.Disposable {
     });
     if (report !== undefined) {
       run.appendOutput(`${vscode.workspace.asRelativePath(file.uri ?? res.uri)}: ${summaryLine(report)}\r\n`);
+      const regrade = regradeLine(report);
+      if (regrade !== undefined) {
+        run.appendOutput(`${regrade}\r\n`);
+      }
       for (const line of toolLines(report)) {
         run.appendOutput(`${line}\r\n`);
       }

@@ -30,6 +30,10 @@ export const Commands = {
   InspectRun: "kmx.inspectRun",
   /** ChatParams (uri) → ChatResult; the extension opens the chat panel */
   OpenChat: "kmx.openChat",
+  /** TestParams with fromRun → ReportResult: the Re-grade last run lens, zero agent model calls */
+  RegradeLastRun: "kmx.regradeLastRun",
+  /** DiffRunsParams → DiffRunsResult; the extension renders it in the replay panel */
+  CompareRuns: "kmx.compareRuns",
 } as const;
 
 /** Commands the server puts in lenses that the extension handles alone (never sent to the server). */
@@ -49,6 +53,7 @@ export const Methods = {
   Inspect: "kmx/inspect",
   Chat: "kmx/chat",
   ChatDiscard: "kmx/chatDiscard",
+  DiffRuns: "kmx/diffRuns",
 } as const;
 
 /** Server → client requests (the editor route); sent only when initializationOptions.languageModels is true. */
@@ -114,6 +119,8 @@ export interface KmxRequests {
   "kmx/clearJournals": { params: ClearJournalsParams; result: ClearJournalsResult };
   /** replay one retained run offline, with zero model calls */
   "kmx/inspect": { params: InspectParams; result: InspectResult };
+  /** compare a run with the previous run of its file (kmx journal diff), offline, with zero model calls */
+  "kmx/diffRuns": { params: DiffRunsParams; result: DiffRunsResult };
   /** the file's conversation: its history (no input, zero model calls) or one new turn */
   "kmx/chat": { params: ChatParams; result: ChatResult };
   /** record the discard of a conversation's turn that has no recorded outcome */
@@ -582,6 +589,80 @@ export interface JudgeSample {
   reply: string;
   score?: number;
   reasoning?: string;
+}
+
+/** Go: lsp.DiffRunsParams */
+export interface DiffRunsParams {
+  uri?: string;
+  runId?: string;
+}
+
+/** Go: lsp.DiffRunsResult */
+export interface DiffRunsResult {
+  protocolVersion: string;
+  diff?: RunDiff;
+}
+
+/** Go: localpreview.RunDiff */
+export interface RunDiff {
+  schema: string;
+  label: string;
+  liveCalls: number;
+  a: DiffRun;
+  b: DiffRun;
+  summary: DiffSummary;
+  examples: ExampleDiff[] | null;
+}
+
+/** Go: localpreview.DiffRun */
+export interface DiffRun {
+  id: string;
+  created: string;
+  status: string;
+  command: string;
+  agentId: string;
+  agentRevision: string;
+  kmxVersion: string;
+  verdicts: boolean;
+  sourceRun?: string;
+  trials?: number;
+}
+
+/** Go: localpreview.DiffSummary */
+export interface DiffSummary {
+  same: number;
+  changed: number;
+  onlyA: number;
+  onlyB: number;
+}
+
+/** Go: localpreview.ExampleDiff */
+export interface ExampleDiff {
+  id: string;
+  status: string;
+  a?: DiffSide;
+  b?: DiffSide;
+  lines?: DiffLine[];
+}
+
+/** Go: localpreview.DiffSide */
+export interface DiffSide {
+  turns: DiffTurn[] | null;
+}
+
+/** Go: localpreview.DiffTurn */
+export interface DiffTurn {
+  model: ModelIdentity;
+  state: string;
+  answer?: string;
+  verdict?: string;
+  durationMs?: number;
+}
+
+/** Go: localpreview.DiffLine */
+export interface DiffLine {
+  op: string;
+  text: string;
 }
 
 /** Go: lsp.ChatParams */

@@ -31,14 +31,16 @@ const (
 	titleTestFile    = "▶ Test file"
 	titleRunExample  = "▶ Run example"
 	titleReplay      = "Replay last run"
+	titleRegrade     = "Re-grade last run"
 	titleOpenChat    = "💬 Open chat"
 	titleAddExamples = "Add examples"
 )
 
 // codeLens returns "▶ Test file" above "## Examples" with each declared
 // tool's state beside it (plain text lenses: no command, so no switch), and
-// "▶ Run example" above each "- id:", and "Replay last run" once a run of
-// this file's agent is retained and no longer executing. Lenses appear even when the file has
+// "▶ Run example" above each "- id:", "Re-grade last run" once a test of
+// this file's agent finished, and "Replay last run" once a run of this
+// file's agent is retained and no longer executing. Lenses appear even when the file has
 // errors: their command then answers with the refusal.
 func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p codeLensParams
@@ -86,6 +88,13 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 		ts := readToolSettings(uriPath(uri), a.Tools)
 		if ts.Error != "" {
 			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{Title: "⚠ " + ts.Error}})
+		}
+		// Re-grade needs a finished test of this file's agent: its answers
+		// are graded again with zero agent model calls (docs/regrade.md).
+		if run := s.lastTestRun(a.ID); run != "" {
+			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{
+				Title: titleRegrade, Command: CommandRegradeLastRun, Arguments: []any{TestParams{URI: uri, FromRun: run}},
+			}})
 		}
 		if run := s.lastRun(a.ID); run != "" {
 			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{

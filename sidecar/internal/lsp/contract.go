@@ -33,6 +33,12 @@ const (
 	CommandClearJournals = "kmx.clearJournals"
 	CommandInspectRun    = "kmx.inspectRun"
 	CommandOpenChat      = "kmx.openChat"
+	// CommandRegradeLastRun is the "Re-grade last run" lens: kmx/test with
+	// fromRun set to the file's newest finished test run (docs/regrade.md).
+	CommandRegradeLastRun = "kmx.regradeLastRun"
+	// CommandCompareRuns is the replay panel's "Compare with previous run
+	// of this file" (and the palette's, for the active file).
+	CommandCompareRuns = "kmx.compareRuns"
 )
 
 // CommandAddExamples is the "Add examples" lens's command. Unlike the
@@ -70,6 +76,7 @@ const (
 	MethodInspect       = "kmx/inspect"
 	MethodChat          = "kmx/chat"
 	MethodChatDiscard   = "kmx/chatDiscard"
+	MethodDiffRuns      = "kmx/diffRuns"
 )
 
 // Server → client requests: the editor route (route.Editor). The server
@@ -250,6 +257,22 @@ type InspectResult struct {
 	Inspection      *localpreview.Inspection `json:"inspection"`
 }
 
+// DiffRunsParams names the two runs to compare: with RunID, that run (B)
+// and the newest earlier run of the same agent (A); with only URI, the two
+// newest runs of that file's agent. Runs still executing are skipped.
+type DiffRunsParams struct {
+	URI   string `json:"uri,omitempty"`
+	RunID string `json:"runId,omitempty"`
+}
+
+// DiffRunsResult is kmx journal diff A B of the two runs, offline with zero
+// model calls (localpreview.RunDiff, kmx.journal.diff/v1), labeled "local
+// preview journal comparison; not a test result".
+type DiffRunsResult struct {
+	ProtocolVersion string                `json:"protocolVersion"`
+	Diff            *localpreview.RunDiff `json:"diff"`
+}
+
 // ClearJournalsParams clears one run, or with RunID empty every run that is
 // not executing (of every file: journals are kmx's, not a file's).
 type ClearJournalsParams struct {
@@ -347,6 +370,7 @@ func Methods() []MethodSpec {
 		{MethodListRuns, CommandListRuns, DocumentParams{}, ListRunsResult{}, "the retained run journals of this file's agent, oldest first"},
 		{MethodClearJournals, CommandClearJournals, ClearJournalsParams{}, ClearJournalsResult{}, "delete one run or every run that is not executing"},
 		{MethodInspect, CommandInspectRun, InspectParams{}, InspectResult{}, "replay one retained run offline, with zero model calls"},
+		{MethodDiffRuns, CommandCompareRuns, DiffRunsParams{}, DiffRunsResult{}, "compare a run with the previous run of its file (kmx journal diff), offline, with zero model calls"},
 		{MethodChat, CommandOpenChat, ChatParams{}, ChatResult{}, "the file's conversation: its history (no input, zero model calls) or one new turn"},
 		{MethodChatDiscard, "", ChatParams{}, ChatResult{}, "record the discard of a conversation's turn that has no recorded outcome"},
 	}
@@ -374,5 +398,9 @@ func Commands() map[string]string {
 		CommandClearJournals: MethodClearJournals,
 		CommandInspectRun:    MethodInspect,
 		CommandOpenChat:      MethodChat,
+		// kmx.regradeLastRun is kmx.testFile with fromRun: the lens names
+		// the run.
+		CommandRegradeLastRun: MethodTest,
+		CommandCompareRuns:    MethodDiffRuns,
 	}
 }

@@ -43,6 +43,15 @@ func (s *Server) commands() map[string]commandFunc {
 			return s.runExample(ctx, p, token)
 		}),
 		CommandTestFile: command(CommandTestFile, s.testFile),
+		CommandRegradeLastRun: command(CommandRegradeLastRun, func(ctx context.Context, p TestParams, token json.RawMessage) (any, error) {
+			if p.FromRun == "" {
+				return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: fromRun is required (the Re-grade last run lens names the run); to test afresh use %s", CommandRegradeLastRun, CommandTestFile)
+			}
+			return s.testFile(ctx, p, token)
+		}),
+		CommandCompareRuns: command(CommandCompareRuns, func(ctx context.Context, p DiffRunsParams, _ json.RawMessage) (any, error) {
+			return s.compareRuns(ctx, p)
+		}),
 		CommandExplain: command(CommandExplain, func(_ context.Context, p ExplainParams, _ json.RawMessage) (any, error) {
 			return s.explainFile(p)
 		}),

@@ -65,11 +65,33 @@ func (s *Server) lastRun(agentID string) string {
 	}
 	last := ""
 	for _, r := range runs {
-		switch r.Status {
-		case journal.StatusFinished, journal.StatusCancelled, journal.StatusFailed:
-			if r.AgentID == agentID && r.ID > last {
-				last = r.ID
-			}
+		if endedRun(r.Status) && r.AgentID == agentID && r.ID > last {
+			last = r.ID
+		}
+	}
+	return last
+}
+
+// lastTestRun returns the newest finished kmx test run of agentID, the one
+// "Re-grade last run" re-grades; "" when there is none. Only a test that
+// finished recorded its verdicts (the run.result record a re-grade needs);
+// the re-grade itself replays the whole journal before trusting it.
+func (s *Server) lastTestRun(agentID string) string {
+	dir, err := s.journalDir(MethodListRuns)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	runs, err := journal.List(dir)
+	if err != nil {
+		return ""
+	}
+	last := ""
+	for _, r := range runs {
+		if r.Status == journal.StatusFinished && r.Command == "test" && r.AgentID == agentID && r.ID > last {
+			last = r.ID
 		}
 	}
 	return last

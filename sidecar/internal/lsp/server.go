@@ -225,6 +225,7 @@ func (s *Server) methods() map[string]handlerFunc {
 		MethodListRuns:                     s.listRuns,
 		MethodClearJournals:                s.clearJournals,
 		MethodInspect:                      s.inspect,
+		MethodDiffRuns:                     s.diffRuns,
 		MethodChat:                         s.chat,
 		MethodChatDiscard:                  s.chatDiscard,
 	}

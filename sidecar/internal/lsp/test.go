@@ -41,6 +41,9 @@ func (s *Server) testFile(ctx context.Context, p TestParams, token json.RawMessa
 	} else {
 		title = "kmx: test selected examples (local preview)"
 	}
+	if p.FromRun != "" {
+		title = "kmx: re-grade run " + p.FromRun + " (local preview, zero agent model calls)"
+	}
 	opts := s.previewOptions(p.Model)
 	opts.Trials, opts.FromRun = p.Trials, p.FromRun
 	return s.execute(ctx, MethodTest, title, p.URI, token, src, total, opts, localpreview.Request{Examples: p.Examples}, localpreview.Test)

@@ -35,6 +35,8 @@ func KMX() Spec {
 				{Name: "ClearJournals", Value: lsp.CommandClearJournals, Doc: "ClearJournalsParams → ClearJournalsResult"},
 				{Name: "InspectRun", Value: lsp.CommandInspectRun, Doc: "InspectParams → InspectResult"},
 				{Name: "OpenChat", Value: lsp.CommandOpenChat, Doc: "ChatParams (uri) → ChatResult; the extension opens the chat panel"},
+				{Name: "RegradeLastRun", Value: lsp.CommandRegradeLastRun, Doc: "TestParams with fromRun → ReportResult: the Re-grade last run lens, zero agent model calls"},
+				{Name: "CompareRuns", Value: lsp.CommandCompareRuns, Doc: "DiffRunsParams → DiffRunsResult; the extension renders it in the replay panel"},
 			}},
 			{Name: "EditorCommands", Doc: "Commands the server puts in lenses that the extension handles alone (never sent to the server).", Entries: []Const{
 				{Name: "AddExamples", Value: lsp.CommandAddExamples, Doc: "AddExamplesParams: apply the edit of the home the user picks"},
@@ -49,6 +51,7 @@ func KMX() Spec {
 				{Name: "Inspect", Value: lsp.MethodInspect},
 				{Name: "Chat", Value: lsp.MethodChat},
 				{Name: "ChatDiscard", Value: lsp.MethodChatDiscard},
+				{Name: "DiffRuns", Value: lsp.MethodDiffRuns},
 			}},
 			{Name: "ClientMethods", Doc: "Server → client requests (the editor route); sent only when initializationOptions.languageModels is true.", Entries: []Const{
 				{Name: "LanguageModels", Value: lsp.MethodLanguageModels},
