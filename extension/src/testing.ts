@@ -21,6 +21,8 @@ export class KmxTests implements vscode.Disposable {
   readonly onReport = this.reportEmitter.event;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** An example item's description from its assertions, shown again once a run is not flaky. */
+  private readonly baseDescriptions = new WeakMap<vscode.TestItem, string>();
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -168,6 +170,7 @@ export class KmxTests implements vscode.Disposable {
       const child = existing !== undefined && existing.uri?.toString() === at.toString() ? existing : this.controller.createTestItem(id, ex.id, at);
       child.range = toRange(ex.range);
       child.description = (ex.assertions ?? []).map((a) => a.type).join(", ");
+      this.baseDescriptions.set(child, child.description);
       children.push(child);
     }
     item.children.replace(children);
@@ -278,10 +281,8 @@ export class KmxTests implements vscode.Disposable {
       const o = outcomes[n];
       if (o !== undefined) {
         applyOutcome(run, item, o);
-        const flaky = flakyText(report?.examples?.find((e) => e.id === item.label));
-        if (flaky !== undefined) {
-          item.description = flaky;
-        }
+        // "flaky 3/5" until a later run of the item says otherwise.
+        item.description = flakyText(report?.examples?.find((e) => e.id === item.label)) ?? this.baseDescriptions.get(item) ?? item.description;
       }
     });
     if (report !== undefined) {

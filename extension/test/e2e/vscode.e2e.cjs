@@ -464,6 +464,9 @@ step("a tool-declaring file: the lens shows kmx.yaml's state, Run answers Disabl
   await shot("tool-call-replay");
 });
 
+// Trials, re-grade and compare, on a local endpoint of their own.
+require("./trials.e2e.cjs")({ step, palette, shot, page: () => page, setMachineSetting, openFile });
+
 // kmx.sidecarPath is machine-scoped, so it is read from the Machine settings.
 function setMachineSetting(key, value) {
   const settings = JSON.parse(fs.readFileSync(machineSettings, "utf8"));

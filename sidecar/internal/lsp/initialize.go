@@ -14,6 +14,11 @@ type initializeParams struct {
 		Window struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
+		Workspace struct {
+			CodeLens struct {
+				RefreshSupport bool `json:"refreshSupport"`
+			} `json:"codeLens"`
+		} `json:"workspace"`
 	} `json:"capabilities"`
 	InitializationOptions *json.RawMessage `json:"initializationOptions"`
 }
@@ -44,7 +49,11 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	if settingsProblem == "" {
 		settings = &opts.Settings
 	}
-	caps := clientCapabilities{workDoneProgress: p.Capabilities.Window.WorkDoneProgress, languageModels: opts.LanguageModels}
+	caps := clientCapabilities{
+		workDoneProgress: p.Capabilities.Window.WorkDoneProgress,
+		languageModels:   opts.LanguageModels,
+		codeLensRefresh:  p.Capabilities.Workspace.CodeLens.RefreshSupport,
+	}
 	if !s.begin(caps, settings) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize: already initialized; send it once per session")
 	}

@@ -130,3 +130,33 @@ func TestRegradeLensAndCompareRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestRunEndRefreshesCodeLenses: the Replay and Re-grade lenses name runs,
+// which change when a run ends, not when the text does; a client that
+// supports workspace/codeLens/refresh is asked to fetch lenses again after
+// each run, and one that does not is never asked.
+func TestRunEndRefreshesCodeLenses(t *testing.T) {
+	for _, supports := range []bool{true, false} {
+		c := startServer(t, lsp.Options{})
+		c.mustCall("initialize", map[string]any{
+			"processId": nil, "rootUri": nil,
+			"capabilities": map[string]any{"workspace": map[string]any{"codeLens": map[string]any{"refreshSupport": supports}}},
+		}, nil)
+		c.notify("initialized", map[string]any{})
+		path := writeAgent(t, "greeter.agent.md", greeter)
+		uri := fileURI(path)
+		c.open(uri, 1, greeter)
+		from := c.count()
+		var res lsp.ReportResult
+		c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
+		if supports {
+			c.waitMessage(from, "workspace/codeLens/refresh", nil)
+			continue
+		}
+		// The one request after the run: nothing was sent before it.
+		c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]string{"uri": uri}}, nil)
+		if strings.Contains(c.methods(), "workspace/codeLens/refresh") {
+			t.Errorf("a client without refreshSupport was sent workspace/codeLens/refresh: %s", c.methods())
+		}
+	}
+}

@@ -82,6 +82,9 @@ type clientCapabilities struct {
 	workDoneProgress bool
 	// languageModels: the client serves the editor route's requests.
 	languageModels bool
+	// codeLensRefresh: the client takes workspace/codeLens/refresh, sent
+	// when a run ends (the Replay and Re-grade lenses follow the journals).
+	codeLensRefresh bool
 }
 
 // currentState returns the session's lifecycle state.

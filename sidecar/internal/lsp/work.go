@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -97,6 +98,8 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 
 	prog := s.beginProgress(ctx, token, name, title, cancel)
 	defer s.work.finish(id, prog.token)
+	// A run that ended may be the newest to replay or re-grade.
+	defer s.refreshCodeLenses(ctx)
 
 	// Progress counts examples as they finish, in whatever order.
 	done := 0
@@ -126,4 +129,22 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 		prog.end(OutcomeCompleted, fmt.Sprintf("%s — %d pass, %d fail, %d unknown (local preview)", rep.Verdict, sum.Pass, sum.Fail, sum.Unknown))
 	}
 	return &ReportResult{ProtocolVersion: ProtocolVersion, URI: uri, DocumentVersion: src.version, Report: rep}, nil
+}
+
+// refreshCodeLenses asks a client that supports it to ask for code lenses
+// again (workspace/codeLens/refresh): "Replay last run" and "Re-grade last
+// run" name runs, which change when a run ends, not when the text does. It
+// does not wait for the answer; a client that fails it only keeps its
+// lenses until the next edit.
+func (s *Server) refreshCodeLenses(ctx context.Context) {
+	if !s.capabilities().codeLensRefresh {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if _, err := s.conn.Call(ctx, "workspace/codeLens/refresh", nil, nil); err != nil {
+			s.log.Debug("workspace/codeLens/refresh", "err", err)
+		}
+	}()
 }
