@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -112,4 +113,45 @@ func TestJournalDiffTranscripts(t *testing.T) {
 	if u := kmx(t, h, "journal", "diff", a); u.code != ExitRefusal || !strings.Contains(u.stderr, "name two runs") {
 		t.Errorf("one run: exit %d %q", u.code, u.stderr)
 	}
+}
+
+// runIDOf runs kmx with args (a test with --json) and returns its run ID.
+func runIDOf(t *testing.T, h string, args ...string) string {
+	t.Helper()
+	r := kmx(t, h, args...)
+	var rep struct{ RunID string }
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.RunID == "" {
+		t.Fatalf("kmx %v: %d %v\n%s", args, r.code, err, r.stderr)
+	}
+	return rep.RunID
+}
+
+// TestJournalDiffTranscriptsOfTrialsAndRegrade: a trials run shows every
+// trial (A#1, A#2), and a re-grade after only an assertion changed is
+// marked as a re-grade of its source, with the same answers and the
+// changed verdict, against golden transcripts.
+func TestJournalDiffTranscriptsOfTrialsAndRegrade(t *testing.T) {
+	h := home(t)
+	src, err := os.ReadFile(demoFile("release-notes.agent.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := writeAgentAt(t, dir, "release-notes.agent.md", string(src))
+	trials := runIDOf(t, h, "test", file, "--trials", "2", "--json")
+	edited := strings.Replace(string(src), "- notContains: TODO", "- notContains: week", 1)
+	if edited == string(src) {
+		t.Fatal("the demo file changed: the assertion edit did not apply")
+	}
+	writeAgentAt(t, dir, "release-notes.agent.md", edited)
+	regrade := runIDOf(t, h, "test", file, "--from", trials, "--json")
+	names := map[string]string{trials: "RUN_TRIALS", regrade: "RUN_REGRADE"}
+
+	d := kmx(t, h, "journal", "diff", trials, regrade)
+	if d.code != ExitFailure || d.stderr != "" {
+		t.Fatalf("diff of a trials run and its re-grade: exit %d, stderr %q", d.code, d.stderr)
+	}
+	golden(t, "journal-diff-regrade.txt", normalize(d.stdout, names))
+	dj := kmx(t, h, "journal", "diff", trials, regrade, "--json")
+	golden(t, "journal-diff-regrade.json", normalize(dj.stdout, names))
 }
