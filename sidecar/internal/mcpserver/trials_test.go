@@ -11,7 +11,8 @@ import (
 
 // TestTestToolTrialsAndFromRun: the Test tool takes trials (per-example
 // counts in the report) and fromRun (a re-grade with zero agent model
-// calls, said in the text), and refuses trials out of range.
+// calls, said in the text), and refuses trials out of range or with
+// fromRun.
 func TestTestToolTrialsAndFromRun(t *testing.T) {
 	home := testutil.PrivateDir(t)
 	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home})})
@@ -40,5 +41,9 @@ func TestTestToolTrialsAndFromRun(t *testing.T) {
 
 	if bad := call(t, cs, "Test", map[string]any{"file": file, "trials": 21}); !bad.IsError || !strings.Contains(text(bad), "from 1 to 20") {
 		t.Errorf("trials 21: %v %s", bad.IsError, text(bad))
+	}
+	// Trials of a re-grade: refused with the CLI's words (docs/regrade.md).
+	if both := call(t, cs, "Test", map[string]any{"file": file, "trials": 2, "fromRun": rep.RunID}); !both.IsError || !strings.Contains(text(both), localpreview.TrialsWithRegrade) || !strings.Contains(text(both), "drop --trials") {
+		t.Errorf("trials with fromRun: %v %s", both.IsError, text(both))
 	}
 }
