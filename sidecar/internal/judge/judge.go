@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
@@ -48,8 +49,16 @@ const MaxActualRunes = 200
 // route, so each sample is journaled; judgeModel is the assertion's authored
 // judge model ("" when omitted: the runner picks the route's model).
 // An error means the sample was unavailable (refused, failed or canceled).
+//
+// The samples of one assertion are requested at the same time, each from its
+// own goroutine, so a Sampler must be safe for concurrent use. prev is
+// closed once the sample before this one has returned (nil for the first
+// sample): a Sampler that bounds how much runs at once may send this sample
+// only then, in the earlier one's place, so that with no room to spare the
+// samples go one after the other, in order. When one sample fails, ctx of
+// the others is cancelled: a sample not yet sent must not be sent.
 type Sampler interface {
-	Sample(ctx context.Context, judgeModel, instructions, input string) (reply string, err error)
+	Sample(ctx context.Context, prev <-chan struct{}, judgeModel, instructions, input string) (reply string, err error)
 }
 
 // AssertionResult is the outcome of one assertion.
@@ -165,31 +174,24 @@ func evalLLMJudge(ctx context.Context, r AssertionResult, a agentfile.Assertion,
 		r.Message = err.Error()
 		return r
 	}
-	r.Scores = make([]*int, Samples)
+	if err := ctx.Err(); err != nil {
+		r.Abort = true
+		r.Scores = make([]*int, Samples)
+		r.Actual = scoresText(r.Scores)
+		r.Message = fmt.Sprintf("judge sample 1 of %d was not sent: %v", Samples, err)
+		return r
+	}
+	scores, failure := sampleAll(ctx, a.JudgeModel, user, s)
+	r.Scores = scores
+	if failure != "" {
+		r.Abort = true
+		r.Actual = scoresText(r.Scores)
+		r.Message = failure
+		return r
+	}
 	inconclusive := false
-	for i := range Samples {
-		if err := ctx.Err(); err != nil {
-			r.Abort = true
-			r.Actual = scoresText(r.Scores)
-			r.Message = fmt.Sprintf("judge sample %d of %d was not sent: %v", i+1, Samples, err)
-			return r
-		}
-		reply, err := s.Sample(ctx, a.JudgeModel, Instructions, user)
-		if err != nil {
-			r.Abort = true
-			r.Actual = scoresText(r.Scores)
-			r.Message = fmt.Sprintf("judge sample %d of %d was unavailable: %v", i+1, Samples, err)
-			return r
-		}
-		parsed, err := ParseReply(reply)
-		if err != nil {
-			r.Abort = true
-			r.Actual = scoresText(r.Scores)
-			r.Message = fmt.Sprintf("judge sample %d of %d: %v", i+1, Samples, err)
-			return r
-		}
-		r.Scores[i] = parsed.Score
-		if parsed.Score == nil {
+	for _, sc := range r.Scores {
+		if sc == nil {
 			inconclusive = true
 		}
 	}
@@ -213,6 +215,51 @@ func evalLLMJudge(ctx context.Context, r AssertionResult, a agentfile.Assertion,
 		r.Message = fmt.Sprintf("the judges disagree: one sample scored at least %d and one below, so this is unknown, neither a pass nor a fail; make the rubric more decisive", threshold)
 	}
 	return r
+}
+
+// sampleAll requests every judge sample of one assertion at once and returns
+// their scores in sample order. The first sample to fail (unavailable, or a
+// reply that is not the strict format) cancels the others and its text is
+// the failure; a sample that was cancelled because of it is not the cause.
+func sampleAll(ctx context.Context, judgeModel, user string, s Sampler) ([]*int, string) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	scores := make([]*int, Samples)
+	var mu sync.Mutex
+	failure := ""
+	fail := func(msg string) {
+		mu.Lock()
+		if failure == "" {
+			failure = msg
+		}
+		mu.Unlock()
+		cancel()
+	}
+	ended := make([]chan struct{}, Samples)
+	var wg sync.WaitGroup
+	for i := range Samples {
+		ended[i] = make(chan struct{})
+		var prev <-chan struct{}
+		if i > 0 {
+			prev = ended[i-1]
+		}
+		wg.Go(func() {
+			defer close(ended[i])
+			reply, err := s.Sample(ctx, prev, judgeModel, Instructions, user)
+			if err != nil {
+				fail(fmt.Sprintf("judge sample %d of %d was unavailable: %v", i+1, Samples, err))
+				return
+			}
+			parsed, err := ParseReply(reply)
+			if err != nil {
+				fail(fmt.Sprintf("judge sample %d of %d: %v", i+1, Samples, err))
+				return
+			}
+			scores[i] = parsed.Score
+		})
+	}
+	wg.Wait()
+	return scores, failure
 }
 
 // inconclusiveText says in words why a judged assertion with a null score

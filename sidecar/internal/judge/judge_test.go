@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
@@ -83,7 +86,16 @@ type scripted struct {
 	systems []string
 }
 
-func (s *scripted) Sample(_ context.Context, judgeModel, instructions, input string) (string, error) {
+// Sample sends one sample at a time, in order, as a runner at concurrency
+// 1 does: it waits for the sample before it, and sends nothing once the
+// assertion's context has ended.
+func (s *scripted) Sample(ctx context.Context, prev <-chan struct{}, judgeModel, instructions, input string) (string, error) {
+	if prev != nil {
+		<-prev
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	i := s.calls
 	s.calls++
 	s.models = append(s.models, judgeModel)
@@ -197,7 +209,7 @@ func TestEvaluateLLMJudgeCanceledSendsNothing(t *testing.T) {
 // test stand-in for the runner's Session-backed Sampler.
 type modelSampler struct{ m route.Model }
 
-func (s modelSampler) Sample(ctx context.Context, judgeModel, instructions, input string) (string, error) {
+func (s modelSampler) Sample(ctx context.Context, _ <-chan struct{}, judgeModel, instructions, input string) (string, error) {
 	c, err := s.m.Complete(ctx, route.ChatRequest(judgeModel, instructions, input))
 	return c.Text, err
 }
@@ -330,5 +342,59 @@ func TestVerdict(t *testing.T) {
 				t.Fatalf("Verdict = %+v, want %q with %q", got, tc.want, tc.wantMsg)
 			}
 		})
+	}
+}
+
+// barrier is a Sampler whose samples answer only once all of them have been
+// sent: Evaluate completes only if it requests the samples at the same time.
+type barrier struct {
+	all  sync.WaitGroup
+	sent atomic.Int32
+}
+
+func (b *barrier) Sample(ctx context.Context, _ <-chan struct{}, _, _, _ string) (string, error) {
+	b.sent.Add(1)
+	b.all.Done()
+	waited := make(chan struct{})
+	go func() { b.all.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		return `{"score": 90, "reasoning": "fine"}`, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func TestEvaluateLLMJudgeSendsTheSamplesAtOnce(t *testing.T) {
+	b := &barrier{}
+	b.all.Add(Samples)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got := Evaluate(ctx, agentfile.Assertion{Type: agentfile.LLMJudge, Rubric: "r"}, "in", "out", b)
+	if got.Outcome != Pass || got.Actual != "scores 90, 90" || b.sent.Load() != Samples {
+		t.Fatalf("Outcome/Actual/sent = %q/%q/%d (%s), want pass/scores 90, 90/%d", got.Outcome, got.Actual, b.sent.Load(), got.Message, Samples)
+	}
+}
+
+// failFirst fails sample 1 at once and holds sample 2 until it is cancelled.
+type failFirst struct{ secondCancelled atomic.Bool }
+
+func (f *failFirst) Sample(ctx context.Context, prev <-chan struct{}, _, _, _ string) (string, error) {
+	if prev == nil {
+		return "", errors.New("route: endpoint unreachable")
+	}
+	<-ctx.Done()
+	f.secondCancelled.Store(true)
+	return "", ctx.Err()
+}
+
+func TestEvaluateLLMJudgeFailureCancelsTheOtherSample(t *testing.T) {
+	f := &failFirst{}
+	got := Evaluate(context.Background(), agentfile.Assertion{Type: agentfile.LLMJudge, Rubric: "r"}, "in", "out", f)
+	if got.Outcome != Unknown || !got.Abort || !f.secondCancelled.Load() {
+		t.Fatalf("Outcome/Abort/second cancelled = %q/%v/%v, want unknown/true/true", got.Outcome, got.Abort, f.secondCancelled.Load())
+	}
+	if want := "judge sample 1 of 2 was unavailable: route: endpoint unreachable"; got.Message != want {
+		t.Fatalf("Message = %q, want %q (the cause, not the cancelled sample)", got.Message, want)
 	}
 }

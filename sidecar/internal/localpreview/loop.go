@@ -30,6 +30,10 @@ type loop struct {
 	// stop cancels every example in flight; it is called once the run
 	// aborts.
 	stop context.CancelFunc
+	// slots bounds the turns in flight to the concurrency: a worker holds
+	// one while it runs an example, and a judge sample that runs beside
+	// its example's first sample holds another (judgeSampler).
+	slots chan struct{}
 
 	mu      sync.Mutex
 	aborted string
@@ -73,37 +77,47 @@ func (l *loop) run(ctx context.Context) {
 	if workers <= 0 {
 		workers = DefaultConcurrency
 	}
+	l.slots = make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	for range min(workers, jobs) {
 		wg.Go(func() {
 			for {
+				l.slots <- struct{}{}
 				l.mu.Lock()
 				j := l.next
 				l.next++
 				l.mu.Unlock()
 				if j >= jobs {
+					<-l.slots
 					return
 				}
-				if j == n*trials {
-					l.finish(n, l.one(ctx, actx, agentfile.Example{ID: adHocID, Input: *l.plan.AdHoc}, true))
-					continue
-				}
-				i, k := j/trials, j%trials
-				res := l.one(ctx, actx, l.plan.Selected[i], false)
-				res.Range = l.rep.Examples[i].Range
-				if trials == 1 {
-					l.finish(i, res)
-					continue
-				}
-				if all := l.trialDone(i, k, res); all != nil {
-					agg := aggregateTrials(all)
-					agg.Range = l.rep.Examples[i].Range
-					l.finish(i, agg)
-				}
+				l.job(ctx, actx, j, n, trials)
+				<-l.slots
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// job runs job j: trial j%trials of example j/trials, or the ad-hoc input
+// after the n examples.
+func (l *loop) job(ctx, actx context.Context, j, n, trials int) {
+	if j == n*trials {
+		l.finish(n, l.runExample(ctx, actx, agentfile.Example{ID: adHocID, Input: *l.plan.AdHoc}, true))
+		return
+	}
+	i, k := j/trials, j%trials
+	res := l.runExample(ctx, actx, l.plan.Selected[i], false)
+	res.Range = l.rep.Examples[i].Range
+	if trials == 1 {
+		l.finish(i, res)
+		return
+	}
+	if all := l.trialDone(i, k, res); all != nil {
+		agg := aggregateTrials(all)
+		agg.Range = l.rep.Examples[i].Range
+		l.finish(i, agg)
+	}
 }
 
 // trialDone records trial k of example i and returns all its trials once
@@ -182,10 +196,11 @@ func (l *loop) abortReason(ctx context.Context) string {
 	return l.aborted
 }
 
-// one runs one example. ctx is the invocation's context (the caller's
-// cancellation and the invocation bound); actx is ctx plus the run's own
-// abort, which cancels the examples in flight.
-func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) (res ExampleResult) {
+// runExample runs one example (or the ad-hoc input) and decides its
+// verdict. ctx is the invocation's context (the caller's cancellation and
+// the invocation bound); actx is ctx plus the run's own abort, which cancels
+// the examples in flight.
+func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc bool) (res ExampleResult) {
 	start := time.Now()
 	res = ExampleResult{ID: ex.ID, AdHoc: adHoc, Verdict: VerdictUnknown}
 	// res is the named result, so the duration reaches the caller.
@@ -216,8 +231,10 @@ func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) 
 		Tools:        l.plan.tools.sets[ex.ID],
 	})
 	res.Journaled = out.Journaled
+	res.Verified = out.Journaled && out.Verified
 	res.sessionID = out.SessionID
 	if err != nil {
+		res.Verified = false
 		if actx.Err() != nil {
 			// Stopped by the caller or by another example's failure: not
 			// a failure of this example.
@@ -233,18 +250,30 @@ func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) 
 		res.Answer = &answer
 	}
 	if problem := l.turnProblem(ctx, actx, ectx, out, deadline); problem != "" {
+		res.Verified = false
 		res.Message = problem
 		return res
 	}
-	res.Verified = true
-	recordToolUses(&res, out.ToolUses)
-	if adHoc {
-		res.Verdict = VerdictAnswered
-		res.Message = "answered; ad-hoc input has no assertions"
-		return res
-	}
-	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: ex.ID}
 	why := ""
+	if res.Verified {
+		recordToolUses(&res, out.ToolUses)
+		if !adHoc {
+			why = l.checkAssertions(ctx, actx, ectx, &res, ex, out)
+		}
+	} else if res.Journaled {
+		l.abort("an earlier turn failed replay verification", false)
+	}
+	res.Verdict, res.Message = l.verdict(ctx, actx, ectx, res, out, len(ex.Assertions), adHoc, why)
+	l.decide(&res, ex)
+	return res
+}
+
+// checkAssertions checks the example's assertions against a verified turn,
+// in order, into res.Assertions. It stops at the first assertion whose judge
+// was malformed or unavailable (aborting the run) and returns why; a
+// result with fewer assertions than the example has cannot pass.
+func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResult, ex agentfile.Example, out Outcome) string {
+	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: ex.ID, slots: l.slots}
 	for _, a := range ex.Assertions {
 		var r judge.AssertionResult
 		if a.Type == agentfile.ToolCalled || a.Type == agentfile.ToolNotCalled {
@@ -256,40 +285,54 @@ func (l *loop) one(ctx, actx context.Context, ex agentfile.Example, adHoc bool) 
 		}
 		res.Assertions = append(res.Assertions, r)
 		if r.Abort {
-			why = "an earlier judge reply was malformed or unavailable"
 			if actx.Err() != nil {
-				why = l.abortReason(ctx)
-			} else {
-				l.abort(why, false)
+				return l.abortReason(ctx)
 			}
-			break
+			why := "an earlier judge reply was malformed or unavailable"
+			l.abort(why, false)
+			return why
 		}
 	}
-	if len(res.Assertions) < len(ex.Assertions) {
-		// Assertions after an abort were not checked: the example cannot
-		// pass, whatever the ones before said.
-		res.Verdict = VerdictUnknown
-		res.Message = "not all assertions were checked: " + why
-	} else {
-		v := judge.Verdict(res.Assertions)
-		res.Verdict, res.Message = string(v.Outcome), v.Message
-	}
-	if ectx.Err() != nil && res.Verdict == VerdictPass {
-		res.Verdict, res.Message = VerdictUnknown, "the example deadline expired while judging"
-		if actx.Err() != nil {
-			res.Message = "cancelled while judging: " + l.abortReason(ctx)
-		}
-	}
-	l.decide(&res, ex)
-	if !res.Journaled || !res.Verified {
-		if res.Verdict == VerdictPass {
-			res.Verdict, res.Message = VerdictUnknown, "not a journaled, replay-verified turn"
-		}
-	}
-	return res
+	return ""
 }
 
-// turnProblem says why a turn's outcome cannot be judged, or "".
+// verdict is the one place that decides an example's verdict once its turn
+// has ended, and so the one place that keeps "never pass unverified": a pass
+// stands only for a turn that is journaled and replay-verified (the
+// Executor's Outcome, read back from the journal), with every assertion
+// checked, judged before the example's deadline and before the run aborted.
+// Anything less is unknown, with the reason. A fail stays a fail: it needs
+// no verification to be worth showing. unchecked says why assertions were
+// left unchecked, if they were.
+func (l *loop) verdict(ctx, actx, ectx context.Context, res ExampleResult, out Outcome, asserts int, adHoc bool, unchecked string) (string, string) {
+	switch {
+	case !res.Journaled:
+		return VerdictUnknown, "not journaled: a result that is not journaled and replay-verified cannot pass"
+	case !res.Verified:
+		if out.Problem == "" {
+			return VerdictUnknown, "not a journaled, replay-verified turn"
+		}
+		return VerdictUnknown, out.Problem
+	case adHoc:
+		return VerdictAnswered, "answered; ad-hoc input has no assertions"
+	case len(res.Assertions) < asserts:
+		// Assertions after an abort were not checked: the example cannot
+		// pass, whatever the ones before said.
+		return VerdictUnknown, "not all assertions were checked: " + unchecked
+	}
+	v := judge.Verdict(res.Assertions)
+	if v.Outcome == judge.Pass && ectx.Err() != nil {
+		if actx.Err() != nil {
+			return VerdictUnknown, "cancelled while judging: " + l.abortReason(ctx)
+		}
+		return VerdictUnknown, "the example deadline expired while judging"
+	}
+	return string(v.Outcome), v.Message
+}
+
+// turnProblem says why a turn that ended could not be judged at all
+// (cancelled, past its deadline, incomplete), or "". Whether a completed turn
+// may pass is verdict's decision.
 func (l *loop) turnProblem(ctx, actx, ectx context.Context, out Outcome, deadline time.Duration) string {
 	switch {
 	case out.Cancelled && ctx.Err() != nil:
@@ -307,11 +350,6 @@ func (l *loop) turnProblem(ctx, actx, ectx context.Context, out Outcome, deadlin
 		if out.Problem == "" {
 			return "the turn did not complete"
 		}
-		return out.Problem
-	case !out.Journaled:
-		return "not journaled: a result that is not journaled and replay-verified cannot pass"
-	case !out.Verified:
-		l.abort("an earlier turn failed replay verification", false)
 		return out.Problem
 	}
 	return ""
@@ -358,12 +396,40 @@ func (l *loop) journaled() bool {
 	return len(l.rep.Examples) > 0
 }
 
+// judgeSampler runs each judge sample as its own turn on the executor, on
+// the run's pool: the first sample of an assertion runs in its example's
+// slot; a later one runs beside it in a slot no worker holds, or after it
+// in its place when there is none. So a run never has more than
+// Options.Concurrency turns in flight, and at concurrency 1 the samples go
+// one after the other, in order, as they always did.
+type judgeSampler struct {
+	exec    Executor
+	routes  *routes
+	example string
+	// slots is the run's pool (see loop.slots); nil runs every sample in
+	// turn.
+	slots chan struct{}
+}
+
+var _ judge.Sampler = (*judgeSampler)(nil)
+
 // Sample runs one judge sample in a fresh tool-free Session in the same
 // journal. Only a completed, replay-verified sample is returned.
-func (s *judgeSampler) Sample(ctx context.Context, judgeModel, instructions, input string) (string, error) {
+func (s *judgeSampler) Sample(ctx context.Context, prev <-chan struct{}, judgeModel, instructions, input string) (string, error) {
 	id, ok := s.routes.judgeIdentity(judgeModel)
 	if !ok {
 		return "", fmt.Errorf("no judge route for model %q", judgeModel)
+	}
+	if prev != nil {
+		select {
+		case s.slots <- struct{}{}: // a free slot: run beside the earlier sample
+			defer func() { <-s.slots }()
+		case <-prev: // the earlier sample ended: run in its place
+		case <-ctx.Done():
+		}
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("judge sample: not sent: %w", err)
+		}
 	}
 	out, err := s.exec.Execute(ctx, Turn{Purpose: PurposeJudge, ExampleID: s.example, Instructions: instructions, Input: input, Model: id})
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
@@ -513,15 +512,6 @@ func fileVerdict(exs []ExampleResult) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// judgeSampler runs each judge sample as its own turn on the executor.
-type judgeSampler struct {
-	exec    Executor
-	routes  *routes
-	example string
-}
-
-var _ judge.Sampler = (*judgeSampler)(nil)
 
 // maxPairFile bounds the other file of a pair read from disk.
 const maxPairFile = 8 << 20
