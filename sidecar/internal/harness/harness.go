@@ -105,13 +105,59 @@ func NewWithLiveTools(resolve Resolver, live LiveTools) *Server {
 	return &Server{resolve: resolve, live: live}
 }
 
-// Turn runs one turn and streams its events. Malformed requests are refused
-// with a gRPC status before any model is resolved; everything that happens
-// after that ends in a Terminal event (unless the caller has gone away).
-func (s *Server) Turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent]) error {
+// Turn runs one turn and streams its events. The caller sends the turn
+// request first. Malformed requests are refused with a gRPC status before
+// any model is resolved; everything that happens after that ends in a
+// Terminal event (unless the caller has gone away). In a live turn, a model
+// request or tool call event is acted on only after the caller says its
+// record is committed (committedStream).
+func (s *Server) Turn(in grpc.BidiStreamingServer[sessionspb.HarnessInput, sessionspb.HarnessEvent]) error {
+	first, err := in.Recv()
+	if err != nil {
+		return status.Error(codes.Canceled, "turn stream ended before its turn request")
+	}
+	req := first.GetStart()
+	if req == nil {
+		return status.Error(codes.InvalidArgument, "turn stream must begin with the turn request: send start first")
+	}
 	if err := checkRequest(req); err != nil {
 		return err
 	}
+	if req.GetReplay() != nil {
+		return s.turn(req, in)
+	}
+	return s.turn(req, committedStream{in})
+}
+
+// committedStream is a live turn's event stream. Its Send of a model request
+// or a tool call returns only once the caller has answered "committed", so
+// the harness never sends a request or makes a call whose record a crash
+// could lose: the record is durable first.
+type committedStream struct {
+	grpc.BidiStreamingServer[sessionspb.HarnessInput, sessionspb.HarnessEvent]
+}
+
+func (c committedStream) Send(ev *sessionspb.HarnessEvent) error {
+	if err := c.BidiStreamingServer.Send(ev); err != nil {
+		return err
+	}
+	switch ev.GetEvent().(type) {
+	case *sessionspb.HarnessEvent_ModelRequest, *sessionspb.HarnessEvent_ToolCall:
+	default:
+		return nil
+	}
+	in, err := c.Recv()
+	if err != nil {
+		return fmt.Errorf("wait for the record to be committed: %w", err)
+	}
+	if in.GetCommitted() == nil {
+		return status.Error(codes.InvalidArgument, "turn stream: expected committed after a model request or tool call, before anything else")
+	}
+	return nil
+}
+
+// turn runs a checked turn request, streaming its events to stream.
+func (s *Server) turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent]) error {
 	ctx := stream.Context()
 	id := route.Identity{Route: req.GetModel().GetRoute(), Model: req.GetModel().GetModel()}
 	turn := int(req.GetTurn())

@@ -77,11 +77,16 @@ func dial(t testing.TB, resolve Resolver) sessionspb.HarnessClient {
 	return sessionspb.NewHarnessClient(conn)
 }
 
-// collect runs one turn and returns every event until the stream ends.
+// collect runs one turn and returns every event until the stream ends. On
+// a live turn it answers "committed" to each model request and tool call,
+// as Sessions does once the record is journaled.
 func collect(ctx context.Context, t testing.TB, c sessionspb.HarnessClient, req *sessionspb.HarnessTurnRequest) ([]*sessionspb.HarnessEvent, error) {
 	t.Helper()
-	stream, err := c.Turn(ctx, req)
+	stream, err := c.Turn(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: req}}); err != nil {
 		return nil, err
 	}
 	var events []*sessionspb.HarnessEvent
@@ -94,6 +99,15 @@ func collect(ctx context.Context, t testing.TB, c sessionspb.HarnessClient, req 
 			return events, err
 		}
 		events = append(events, ev)
+		if req.GetReplay() != nil {
+			continue
+		}
+		switch ev.GetEvent().(type) {
+		case *sessionspb.HarnessEvent_ModelRequest, *sessionspb.HarnessEvent_ToolCall:
+			if err := stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Committed{Committed: &sessionspb.Committed{}}}); err != nil {
+				return events, err
+			}
+		}
 	}
 }
 
@@ -231,14 +245,25 @@ func TestCancelStopsInFlightCall(t *testing.T) {
 }
 
 // recordingStream is a server stream that keeps what the harness sends, so a
-// test can see the terminal event a cancelled caller would never receive.
+// test can see the terminal event a cancelled caller would never receive. It
+// gives the harness start first, then "committed" whenever it waits.
 type recordingStream struct {
 	grpc.ServerStream
 	ctx    context.Context
+	start  *sessionspb.HarnessTurnRequest
+	sent   bool
 	events []*sessionspb.HarnessEvent
 }
 
 func (s *recordingStream) Context() context.Context { return s.ctx }
+
+func (s *recordingStream) Recv() (*sessionspb.HarnessInput, error) {
+	if !s.sent {
+		s.sent = true
+		return &sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: s.start}}, nil
+	}
+	return &sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Committed{Committed: &sessionspb.Committed{}}}, nil
+}
 
 func (s *recordingStream) Send(ev *sessionspb.HarnessEvent) error {
 	s.events = append(s.events, ev)
@@ -270,8 +295,8 @@ func TestCancelledTurnEndsCancelled(t *testing.T) {
 				}
 			}()
 			s := New(func(string, route.Identity) (route.Model, error) { return m, nil })
-			stream := &recordingStream{ctx: ctx}
-			err := s.Turn(chatRequest(PurposeAgent, "x"), stream)
+			stream := &recordingStream{ctx: ctx, start: chatRequest(PurposeAgent, "x")}
+			err := s.Turn(stream)
 			if c := status.Code(err); c != codes.Canceled && c != codes.DeadlineExceeded {
 				t.Errorf("Turn error = %v, want a context status", err)
 			}
@@ -401,5 +426,70 @@ func TestRefusedRequests(t *testing.T) {
 	}
 	if m.calls.Load() != 0 {
 		t.Errorf("a refused request reached the model %d times", m.calls.Load())
+	}
+}
+
+// uncommittedStream starts a turn and then, where the harness waits for
+// "committed", gives next instead: the record was not journaled.
+type uncommittedStream struct {
+	recordingStream
+	next func() (*sessionspb.HarnessInput, error)
+}
+
+func (s *uncommittedStream) Recv() (*sessionspb.HarnessInput, error) {
+	if !s.sent {
+		return s.recordingStream.Recv()
+	}
+	return s.next()
+}
+
+// A live turn sends its model request only after the caller says the
+// request's record is committed: when the caller goes away instead (a
+// journal failure, a kill), or answers anything else, nothing is sent.
+func TestLiveTurnSendsNothingBeforeTheRequestIsCommitted(t *testing.T) {
+	for name, next := range map[string]func() (*sessionspb.HarnessInput, error){
+		"caller gone": func() (*sessionspb.HarnessInput, error) { return nil, io.EOF },
+		"not committed": func() (*sessionspb.HarnessInput, error) {
+			return &sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: chatRequest(PurposeAgent, "again")}}, nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := &stubModel{text: "never"}
+			s := New(func(string, route.Identity) (route.Model, error) { return m, nil })
+			stream := &uncommittedStream{recordingStream: recordingStream{ctx: context.Background(), start: chatRequest(PurposeAgent, "x")}, next: next}
+			if err := s.Turn(stream); err == nil {
+				t.Error("Turn returned no error for a request that was never committed")
+			}
+			if n := m.calls.Load(); n != 0 {
+				t.Fatalf("the model was called %d times before its request was committed", n)
+			}
+			if len(stream.events) != 1 || stream.events[0].GetModelRequest() == nil {
+				t.Fatalf("events = %v, want only the model request", stream.events)
+			}
+		})
+	}
+}
+
+// A replay waits for nothing: its caller sends only the turn request.
+func TestReplayWaitsForNoCommit(t *testing.T) {
+	m := &stubModel{text: "never"}
+	s := New(func(string, route.Identity) (route.Model, error) { return m, nil })
+	live := &recordingStream{ctx: context.Background(), start: chatRequest(PurposeAgent, "x")}
+	m.text = "Release notes: x"
+	if err := s.Turn(live); err != nil {
+		t.Fatalf("live turn: %v", err)
+	}
+	req := chatRequest(PurposeAgent, "x")
+	req.Replay = &sessionspb.RecordedExchange{RequestJson: live.events[0].GetModelRequest().GetRequestJson(), CompletionJson: live.events[1].GetModelCompletion().GetCompletionJson()}
+	replay := &uncommittedStream{recordingStream: recordingStream{ctx: context.Background(), start: req}, next: func() (*sessionspb.HarnessInput, error) {
+		t.Error("a replay waited for the caller")
+		return nil, io.EOF
+	}}
+	if err := s.Turn(replay); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	last := replay.events[len(replay.events)-1].GetTerminal()
+	if last.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED || last.GetLiveCalls() != 0 || m.calls.Load() != 1 {
+		t.Fatalf("replay terminal = %v, model calls %d; want completed with no live call", last, m.calls.Load())
 	}
 }

@@ -2,7 +2,9 @@ package localpreview
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
@@ -69,62 +71,88 @@ func newSessionsExecutor(emb *sessions.Embedded) *sessionsExecutor {
 	return &sessionsExecutor{client: emb.Client()}
 }
 
+// Execute runs the Turn in one streaming call: the service places a fresh
+// Session, runs the turn and verifies it by replay from the journal.
 func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error) {
-	placed, err := e.client.CreateSession(ctx, &sessionspb.CreateSessionRequest{
-		Purpose:   t.Purpose,
-		ExampleId: t.ExampleID,
-		Model:     &sessionspb.ModelIdentity{Route: t.Model.Route, Model: t.Model.Model},
-		Tools:     toolSpecs(t.Tools),
-	})
-	if err != nil {
-		return Outcome{}, fmt.Errorf("place session: %w", err)
-	}
-	res, err := e.client.RunTurn(ctx, &sessionspb.RunTurnRequest{
-		SessionId:    placed.GetSessionId(),
+	stream, err := e.client.Execute(ctx, &sessionspb.ExecuteRequest{
+		Session: &sessionspb.CreateSessionRequest{
+			Purpose:   t.Purpose,
+			ExampleId: t.ExampleID,
+			Model:     &sessionspb.ModelIdentity{Route: t.Model.Route, Model: t.Model.Model},
+			Tools:     toolSpecs(t.Tools),
+		},
 		Instructions: t.Instructions,
 		Input:        t.Input,
 	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return Outcome{Journaled: true, Cancelled: true, Problem: "cancelled"}, nil
-		}
-		return Outcome{}, fmt.Errorf("run turn: %w", err)
+		return cancelledOr(ctx, Outcome{}, fmt.Errorf("execute turn: %w", err))
 	}
-	out := Outcome{Journaled: true, Answer: res.GetAnswer(), SessionID: placed.GetSessionId()}
-	switch res.GetState() {
-	case sessionspb.TurnState_TURN_STATE_COMPLETED:
-		out.Completed = true
-	case sessionspb.TurnState_TURN_STATE_CANCELLED:
-		out.Cancelled = true
-		out.Problem = "cancelled"
-		return out, nil
-	default:
-		out.Problem = res.GetError()
-		if out.Problem == "" {
-			out.Problem = "the turn did not complete"
+	var out Outcome
+	ended := false
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		return out, nil
-	}
-	// Verification reads only the journal: it is not cut short by a
-	// deadline that expired right after the answer arrived.
-	vctx := context.WithoutCancel(ctx)
-	v, err := e.client.VerifyTurn(vctx, &sessionspb.VerifyTurnRequest{SessionId: placed.GetSessionId(), Turn: res.GetTurn()})
-	if err != nil {
-		return Outcome{}, fmt.Errorf("verify turn: %w", err)
+		if err != nil {
+			// Once the turn has ended the example deadline no longer
+			// matters, but the stream goes with the context: a turn whose
+			// verification was cut short is cancelled, never verified.
+			return cancelledOr(ctx, out, fmt.Errorf("execute turn: %w", err))
+		}
+		switch e := ev.GetEvent().(type) {
+		case *sessionspb.ExecuteEvent_Placed:
+			out.Journaled, out.SessionID = true, e.Placed.GetSessionId()
+		case *sessionspb.ExecuteEvent_Turn:
+			ended = true
+			out.Answer = e.Turn.GetAnswer()
+			switch e.Turn.GetState() {
+			case sessionspb.TurnState_TURN_STATE_COMPLETED:
+				out.Completed = true
+			case sessionspb.TurnState_TURN_STATE_CANCELLED:
+				out.Cancelled, out.Problem = true, "cancelled"
+			default:
+				out.Problem = e.Turn.GetError()
+				if out.Problem == "" {
+					out.Problem = "the turn did not complete"
+				}
+			}
+		case *sessionspb.ExecuteEvent_Verified:
+			v := e.Verified
+			switch {
+			case !out.Completed:
+				return Outcome{}, errors.New("execute turn: a verification arrived for a turn that did not complete")
+			case !v.GetVerified():
+				out.Problem = "not replay-verified: " + v.GetReason()
+			case v.GetLiveCalls() != 0:
+				out.Problem = "not replay-verified: replay attempted a live model call"
+			case v.GetAnswer() != out.Answer:
+				out.Problem = "not replay-verified: replay answer differs"
+			default:
+				out.Verified = true
+				for _, u := range v.GetToolUses() {
+					out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched()})
+				}
+			}
+		}
 	}
 	switch {
-	case !v.GetVerified():
-		out.Problem = "not replay-verified: " + v.GetReason()
-	case v.GetLiveCalls() != 0:
-		out.Problem = "not replay-verified: replay attempted a live model call"
-	case v.GetAnswer() != res.GetAnswer():
-		out.Problem = "not replay-verified: replay answer differs"
-	default:
-		out.Verified = true
-		for _, u := range v.GetToolUses() {
-			out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched()})
-		}
+	case !ended || !out.Journaled:
+		return Outcome{}, errors.New("execute turn: the service ended the call before the turn ended")
+	case out.Completed && !out.Verified && out.Problem == "":
+		out.Problem = "not replay-verified: no verification came back"
 	}
+	return out, nil
+}
+
+// cancelledOr is what a broken Execute stream means: when ctx has ended,
+// the turn was cancelled (with what was journaled of it so far); otherwise
+// err, an execution failure.
+func cancelledOr(ctx context.Context, out Outcome, err error) (Outcome, error) {
+	if ctx.Err() == nil {
+		return Outcome{}, err
+	}
+	out.Cancelled, out.Problem, out.Verified = true, "cancelled", false
 	return out, nil
 }
 

@@ -2,6 +2,8 @@ package sessions
 
 import (
 	"context"
+	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -15,8 +17,10 @@ import (
 const turnsPerRun = 20
 
 // BenchmarkTurn measures one example's Sessions work on the fake model with
-// a real journal: CreateSession + RunTurn + VerifyTurn (six committed
-// records' worth of work: five appends and a verified read-back plus replay).
+// a real journal, as the runner does it: one Execute call (placement, the
+// turn on the harness stream with its request committed before the send,
+// the rest of the turn in one commit, then the verified read-back and the
+// replay stream).
 func BenchmarkTurn(b *testing.B) {
 	ctx := context.Background()
 	var (
@@ -57,18 +61,26 @@ func BenchmarkTurn(b *testing.B) {
 			next()
 			resume()
 		}
-		c := e.Client()
-		s, err := c.CreateSession(ctx, &sessionspb.CreateSessionRequest{Purpose: harness.PurposeAgent, ExampleId: "weekly", Model: fakeIdentity})
+		stream, err := e.Client().Execute(ctx, &sessionspb.ExecuteRequest{
+			Session:      &sessionspb.CreateSessionRequest{Purpose: harness.PurposeAgent, ExampleId: "weekly", Model: fakeIdentity},
+			Instructions: fakeInstructions, Input: "week 48",
+		})
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := c.RunTurn(ctx, &sessionspb.RunTurnRequest{SessionId: s.GetSessionId(), Instructions: fakeInstructions, Input: "week 48"})
-		if err != nil || r.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED {
-			b.Fatalf("run turn: %v %v", r, err)
+		verified := false
+		for {
+			ev, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			verified = verified || ev.GetVerified().GetVerified()
 		}
-		v, err := c.VerifyTurn(ctx, &sessionspb.VerifyTurnRequest{SessionId: s.GetSessionId(), Turn: 1})
-		if err != nil || !v.GetVerified() {
-			b.Fatalf("verify: %v %v", v, err)
+		if !verified {
+			b.Fatal("the turn did not verify")
 		}
 	}
 	pause()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -59,30 +60,46 @@ func newService(j *journal.Journal, h sessionspb.HarnessClient) *service {
 }
 
 func (s *service) CreateSession(ctx context.Context, req *sessionspb.CreateSessionRequest) (*sessionspb.CreateSessionResponse, error) {
+	sess, placed, err := s.place(req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.journal.Append(ctx, placed); err != nil {
+		return nil, journalStatus(ctx, err)
+	}
+	s.mu.Lock()
+	s.sessions[sess.id] = sess
+	s.mu.Unlock()
+	return &sessionspb.CreateSessionResponse{SessionId: sess.id, Harness: sess.harness}, nil
+}
+
+// place checks a session request, picks its harness and ID, and returns the
+// session with its session.placed record, not yet journaled.
+func (s *service) place(req *sessionspb.CreateSessionRequest) (*session, journal.Record, error) {
 	switch req.GetPurpose() {
 	case harness.PurposeAgent, harness.PurposeJudge:
 	default:
-		return nil, status.Errorf(codes.InvalidArgument, "create session: purpose %q is not known: use %q or %q",
+		return nil, journal.Record{}, status.Errorf(codes.InvalidArgument, "create session: purpose %q is not known: use %q or %q",
 			req.GetPurpose(), harness.PurposeAgent, harness.PurposeJudge)
 	}
 	model := journal.ModelIdentity{Route: req.GetModel().GetRoute(), Model: req.GetModel().GetModel()}
 	if model.Route == "" || model.Model == "" {
-		return nil, status.Error(codes.InvalidArgument, "create session: no model identity: set model.route and model.model")
+		return nil, journal.Record{}, status.Error(codes.InvalidArgument, "create session: no model identity: set model.route and model.model")
 	}
 	names := make([]string, 0, len(req.GetTools()))
 	for _, t := range req.GetTools() {
 		names = append(names, t.GetName())
 	}
 	if len(names) > 0 && req.GetPurpose() == harness.PurposeJudge {
-		return nil, status.Error(codes.InvalidArgument, "create session: a judge session is tool-free: judges see only the final answer; create it without tools")
+		return nil, journal.Record{}, status.Error(codes.InvalidArgument, "create session: a judge session is tool-free: judges see only the final answer; create it without tools")
 	}
 	h, err := Place(names)
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, journal.Record{}, status.Error(codes.InvalidArgument, err.Error())
 	}
 	id, err := s.newID()
 	if err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
+		return nil, journal.Record{}, status.Error(codes.Internal, err.Error())
 	}
 	sess := &session{id: id, harness: h, purpose: req.GetPurpose(), model: model, tools: req.GetTools()}
 	payload, err := journal.Encode(journal.SessionPlaced{
@@ -90,15 +107,9 @@ func (s *service) CreateSession(ctx context.Context, req *sessionspb.CreateSessi
 		Tools: offeredFromProto(req.GetTools()),
 	})
 	if err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
+		return nil, journal.Record{}, status.Error(codes.Internal, err.Error())
 	}
-	if err := s.append(ctx, id, 0, journal.KindSessionPlaced, payload); err != nil {
-		return nil, journalStatus(ctx, err)
-	}
-	s.mu.Lock()
-	s.sessions[id] = sess
-	s.mu.Unlock()
-	return &sessionspb.CreateSessionResponse{SessionId: id, Harness: h}, nil
+	return sess, record(id, 0, journal.KindSessionPlaced, payload), nil
 }
 
 // newID returns a session ID unique within the run: a counter keeps IDs
@@ -152,36 +163,97 @@ func (s *service) RunTurn(ctx context.Context, req *sessionspb.RunTurnRequest) (
 	}
 	started := false
 	defer func() { s.endTurn(sess, started) }()
+	rec, err := startedRecord(sess, turn, req)
+	if err != nil {
+		return nil, err
+	}
+	res, started, err := s.runTurn(ctx, sess, turn, req, []journal.Record{rec}, nil)
+	return res, err
+}
 
+// Execute places a session, runs its one turn and verifies it (see the
+// contract). Its session is never registered for more turns.
+func (s *service) Execute(req *sessionspb.ExecuteRequest, stream grpc.ServerStreamingServer[sessionspb.ExecuteEvent]) error {
+	ctx := stream.Context()
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	sess, placed, err := s.place(req.GetSession())
+	if err != nil {
+		return err
+	}
+	const turn = 1
+	run := &sessionspb.RunTurnRequest{SessionId: sess.id, Instructions: req.GetInstructions(), Input: req.GetInput()}
+	started, err := startedRecord(sess, turn, run)
+	if err != nil {
+		return err
+	}
+	res, _, err := s.runTurn(ctx, sess, turn, run, []journal.Record{placed, started}, func() {
+		// The client learns the session once it is journaled; if it has
+		// gone away, the turn's context ends the turn.
+		_ = stream.Send(&sessionspb.ExecuteEvent{Event: &sessionspb.ExecuteEvent_Placed{
+			Placed: &sessionspb.CreateSessionResponse{SessionId: sess.id, Harness: sess.harness},
+		}})
+	})
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&sessionspb.ExecuteEvent{Event: &sessionspb.ExecuteEvent_Turn{Turn: res}}); err != nil {
+		return err
+	}
+	if res.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED {
+		return nil
+	}
+	v, err := s.verifyTurn(ctx, sess.id, turn, nil)
+	if err != nil {
+		return err
+	}
+	return stream.Send(&sessionspb.ExecuteEvent{Event: &sessionspb.ExecuteEvent_Verified{Verified: v}})
+}
+
+// startedRecord is the turn.started record of a turn, not yet journaled.
+func startedRecord(sess *session, turn int, req *sessionspb.RunTurnRequest) (journal.Record, error) {
 	payload, err := journal.Encode(journal.TurnStarted{
 		Turn: turn, Instructions: req.GetInstructions(), Input: req.GetInput(), Model: sess.model,
 	})
 	if err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
+		return journal.Record{}, status.Error(codes.Internal, err.Error())
 	}
-	if err := s.append(ctx, sess.id, turn, journal.KindTurnStarted, payload); err != nil {
-		return nil, journalStatus(ctx, err)
-	}
-	started = true
+	return record(sess.id, turn, journal.KindTurnStarted, payload), nil
+}
 
-	// From here on every path ends in exactly one turn.terminal record.
-	// hctx lets a journal failure stop the model call in flight.
+// runTurn runs one turn of sess on its harness and journals it. begin are
+// the records the turn starts with (its turn.started, after the session's
+// placement when the session is new): they are committed with the first
+// record that must be durable, so a chat turn is two commits (see
+// turnWriter). started reports whether the turn reached the journal; when
+// it did not, nothing of it was written and nothing was sent. journaled, if
+// not nil, is called once it did.
+func (s *service) runTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest,
+	begin []journal.Record, journaled func()) (res *sessionspb.RunTurnResponse, started bool, err error) {
+	w := &turnWriter{journal: s.journal, sessionID: sess.id, ctx: ctx, held: begin, journaled: journaled}
+	// From the first commit on every path ends in exactly one
+	// turn.terminal record. hctx lets a journal failure stop the model call
+	// in flight.
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	term, tr, held, runErr := s.streamTurn(hctx, sess, turn, req)
+	term, tr, runErr := s.streamTurn(hctx, sess, turn, req, w)
 	if runErr != nil {
 		cancel()
+		if !w.started {
+			return nil, false, runErr
+		}
 	}
-	if err := s.writeTerminal(ctx, sess.id, term, held); err != nil {
-		return nil, journalStatus(ctx, err)
+	if err := w.finish(term.TurnTerminal); err != nil {
+		return nil, w.started, journalStatus(ctx, err)
 	}
 	if runErr != nil {
-		return nil, runErr
+		return nil, true, runErr
 	}
 	return &sessionspb.RunTurnResponse{
 		Turn: int32(turn), State: stateProto(term.State), Answer: term.Answer, Error: term.Error,
 		ReportedModel: term.reportedModel, ToolUses: tr.uses(),
-	}, nil
+	}, true, nil
 }
 
 // terminal is the turn.terminal record to write, plus the reply's reported
@@ -191,27 +263,16 @@ type terminal struct {
 	reportedModel string
 }
 
-// streamTurn runs the turn on the harness and journals each record (model
-// requests and completions, tool calls and results) as it arrives, each
-// checked against the turn protocol when it arrives and committed before the
-// next record is committed. A model completion is held until the next event:
-// when the turn ends there (a terminal, or a broken stream), held is its
-// payload and the caller commits it with the turn.terminal record in one
-// transaction, saving a commit per turn; before any other record it is
-// committed on its own. It returns the terminal to journal and the trace; a
-// non-nil error is a journal failure the caller must report after writing
-// that terminal.
-func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest) (term terminal, tr *trace, held []byte, err error) {
+// streamTurn runs the turn on the harness and hands each record it streams
+// (model requests and completions, tool calls and results) to w, each
+// checked against the turn protocol when it arrives. A model request or a
+// tool call is committed, with everything held before it, before the
+// harness is told "committed", and the harness sends the request or makes
+// the call only then. It returns the terminal to journal and the trace; a
+// non-nil error is a journal failure the caller must report (after writing
+// that terminal, if the turn reached the journal).
+func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest, w *turnWriter) (term terminal, tr *trace, err error) {
 	tr = newTrace(sess.harness, turn, sess.model.Model)
-	// flush commits a held completion before anything else is journaled.
-	flush := func() error {
-		if held == nil {
-			return nil
-		}
-		p := held
-		held = nil
-		return s.appendDetached(ctx, sess.id, turn, journal.KindModelCompletion, p)
-	}
 	// failed describes a turn the harness did not end itself. When the
 	// caller's context has ended, that is the reason, whatever broke first.
 	failed := func(text string) terminal {
@@ -220,21 +281,21 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		}
 		return terminal{TurnTerminal: journal.TurnTerminal{Turn: turn, State: journal.StateFailed, Error: text}}
 	}
-	stream, err := s.harness.Turn(ctx, &sessionspb.HarnessTurnRequest{
+	stream, err := s.openTurn(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: sess.id, Harness: sess.harness, Purpose: sess.purpose, Turn: int32(turn),
 		Model:        &sessionspb.ModelIdentity{Route: sess.model.Route, Model: sess.model.Model},
 		Instructions: req.GetInstructions(), Input: req.GetInput(), History: req.GetHistory(), Tools: sess.tools,
 	})
 	if err != nil {
-		return failed(errTextHarnessUnavailable), tr, nil, nil
+		return failed(errTextHarnessUnavailable), tr, nil
 	}
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			return failed(errTextHarnessEnded), tr, held, nil
+			return failed(errTextHarnessEnded), tr, nil
 		}
 		if err != nil {
-			return failed(harnessErrorText(err)), tr, held, nil
+			return failed(harnessErrorText(err)), tr, nil
 		}
 		var kind journal.Kind
 		var payload []byte
@@ -248,24 +309,36 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		case *sessionspb.HarnessEvent_ToolResult:
 			kind, payload = journal.KindToolResult, e.ToolResult.GetResultJson()
 		case *sessionspb.HarnessEvent_Terminal:
-			return checkTerminal(e.Terminal, turn, tr), tr, held, nil
+			return checkTerminal(e.Terminal, turn, tr), tr, nil
 		default:
-			return failed(errTextHarnessProtocol), tr, held, nil
+			return failed(errTextHarnessProtocol), tr, nil
 		}
 		if !tr.accept(kind, payload) {
-			return failed(errTextHarnessProtocol), tr, held, nil
+			return failed(errTextHarnessProtocol), tr, nil
 		}
-		if err := flush(); err != nil {
-			return failed(errTextJournalWrite), tr, nil, journalStatus(ctx, err)
-		}
-		if kind == journal.KindModelCompletion {
-			held = payload
+		w.add(record(sess.id, turn, kind, payload))
+		if kind != journal.KindModelRequest && kind != journal.KindToolCall {
 			continue
 		}
-		if err := s.appendDetached(ctx, sess.id, turn, kind, payload); err != nil {
-			return failed(errTextJournalWrite), tr, nil, journalStatus(ctx, err)
+		if err := w.commit(); err != nil {
+			return failed(errTextJournalWrite), tr, journalStatus(ctx, err)
 		}
+		// The harness waits for this before it acts. If the stream is
+		// gone, the next Recv says so.
+		_ = stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Committed{Committed: &sessionspb.Committed{}}})
 	}
+}
+
+// openTurn opens a turn stream on the harness and sends it the turn request.
+func (s *service) openTurn(ctx context.Context, req *sessionspb.HarnessTurnRequest) (grpc.BidiStreamingClient[sessionspb.HarnessInput, sessionspb.HarnessEvent], error) {
+	stream, err := s.harness.Turn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: req}}); err != nil {
+		return nil, err
+	}
+	return stream, nil
 }
 
 // checkTerminal turns the harness's terminal event into the record to write.
@@ -301,36 +374,6 @@ func cancelledTerminal(ctx context.Context, turn int) terminal {
 		text = harness.ErrTextDeadline
 	}
 	return terminal{TurnTerminal: journal.TurnTerminal{Turn: turn, State: journal.StateCancelled, Error: text}}
-}
-
-// writeTerminal commits the turn.terminal record even when ctx is already
-// cancelled: a cancelled turn must still say so in the journal. A held
-// model completion (see streamTurn) is committed with it, before it, in the
-// same transaction.
-func (s *service) writeTerminal(ctx context.Context, sessionID string, t terminal, held []byte) error {
-	payload, err := journal.Encode(t.TurnTerminal)
-	if err != nil {
-		return err
-	}
-	if held == nil {
-		return s.appendDetached(ctx, sessionID, t.Turn, journal.KindTurnTerminal, payload)
-	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), detachedWriteTimeout)
-	defer cancel()
-	_, err = s.journal.AppendAll(wctx, []journal.Record{
-		{SessionID: sessionID, Turn: t.Turn, Kind: journal.KindModelCompletion, Version: journal.SchemaVersion, Payload: held},
-		{SessionID: sessionID, Turn: t.Turn, Kind: journal.KindTurnTerminal, Version: journal.SchemaVersion, Payload: payload},
-	})
-	return err
-}
-
-// appendDetached commits a record of something that already happened (a
-// request the harness sent, a reply it got, how the turn ended), so the
-// caller's cancellation must not lose it. The write is bounded instead.
-func (s *service) appendDetached(ctx context.Context, sessionID string, turn int, kind journal.Kind, payload []byte) error {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), detachedWriteTimeout)
-	defer cancel()
-	return s.append(wctx, sessionID, turn, kind, payload)
 }
 
 // harnessErrorText keeps a harness refusal's own fixed text (it says what to

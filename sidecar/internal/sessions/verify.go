@@ -53,7 +53,13 @@ func (s *service) VerifyTurn(ctx context.Context, req *sessionspb.VerifyTurnRequ
 	if req.GetSessionId() == "" || req.GetTurn() < 1 {
 		return nil, status.Error(codes.InvalidArgument, "verify turn: give a session_id and a turn number from 1")
 	}
-	recs, err := s.readSession(ctx, req.GetSessionId())
+	return s.verifyTurn(ctx, req.GetSessionId(), int(req.GetTurn()), req.GetHistory())
+}
+
+// verifyTurn reads the session's records back from the journal (one
+// prepared query, never memory), checks the turn's records and replays it.
+func (s *service) verifyTurn(ctx context.Context, sessionID string, turn int, history []*sessionspb.ChatMessage) (*sessionspb.VerifyTurnResponse, error) {
+	recs, err := s.readSession(ctx, sessionID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, status.FromContextError(ctx.Err()).Err()
@@ -64,17 +70,17 @@ func (s *service) VerifyTurn(ctx context.Context, req *sessionspb.VerifyTurnRequ
 		return refuse(ReasonUnreadable, 0), nil
 	}
 	if isToolSession(recs) {
-		tt, n, reason := collectToolTurn(recs, req.GetSessionId(), int(req.GetTurn()))
+		tt, n, reason := collectToolTurn(recs, sessionID, turn)
 		if reason != "" {
 			return refuse(reason, n), nil
 		}
 		return s.replayTools(ctx, tt, n)
 	}
-	jt, n, reason := collectTurn(recs, req.GetSessionId(), int(req.GetTurn()))
+	jt, n, reason := collectTurn(recs, sessionID, turn)
 	if reason != "" {
 		return refuse(reason, n), nil
 	}
-	return s.replay(ctx, jt, n, req.GetHistory())
+	return s.replay(ctx, jt, n, history)
 }
 
 func refuse(reason string, records int) *sessionspb.VerifyTurnResponse {
@@ -196,50 +202,87 @@ func kindIndex(k journal.Kind) int {
 // example): a conversation rebuilds it from the replays of its earlier
 // turns, so a changed earlier turn makes this turn's request differ.
 func (s *service) replay(ctx context.Context, jt journaledTurn, n int, history []*sessionspb.ChatMessage) (*sessionspb.VerifyTurnResponse, error) {
-	// The stream is abandoned after its terminal event; cancelling releases it.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := s.harness.Turn(ctx, &sessionspb.HarnessTurnRequest{
+	replayed, resp, err := s.replayStream(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: jt.placed.SessionID, Harness: jt.placed.Harness, Purpose: jt.placed.Purpose,
 		Turn:         int32(jt.started.Turn),
 		Model:        &sessionspb.ModelIdentity{Route: jt.placed.Model.Route, Model: jt.placed.Model.Model},
 		Instructions: jt.started.Instructions, Input: jt.started.Input, History: history,
 		Replay: &sessionspb.RecordedExchange{RequestJson: jt.requestJSON, CompletionJson: jt.completionJSON},
-	})
-	if err != nil {
-		return replayBroken(ctx, n)
+	}, n)
+	if err != nil || resp.Reason != "" {
+		return resp, err
 	}
 	var replayedRequest []byte
-	var term *sessionspb.TerminalEvent
-	for term == nil {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return refuse(ReasonReplayIncomplete, n), nil
-		}
-		if err != nil {
-			return replayBroken(ctx, n)
-		}
-		switch e := ev.GetEvent().(type) {
-		case *sessionspb.HarnessEvent_ModelRequest:
-			replayedRequest = e.ModelRequest.GetRequestJson()
-		case *sessionspb.HarnessEvent_Terminal:
-			term = e.Terminal
+	for _, m := range replayed {
+		if m.kind == journal.KindModelRequest {
+			replayedRequest = m.payload
 		}
 	}
-	resp := &sessionspb.VerifyTurnResponse{Records: int32(n), LiveCalls: term.GetLiveCalls()}
 	switch {
-	case term.GetLiveCalls() != 0:
-		resp.Reason = ReasonReplayLiveCall
-	case term.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED:
-		resp.Reason = ReasonReplayIncomplete
 	case !bytes.Equal(replayedRequest, jt.requestJSON):
 		resp.Reason = ReasonReplayRequest
-	case term.GetAnswer() != jt.terminal.Answer || term.GetAnswer() != jt.completion.Text:
+	case resp.Answer != jt.terminal.Answer || resp.Answer != jt.completion.Text:
 		resp.Reason = ReasonReplayAnswer
 	default:
-		resp.Verified, resp.Answer = true, term.GetAnswer()
+		resp.Verified = true
+		return resp, nil
 	}
+	resp.Answer = ""
 	return resp, nil
+}
+
+// replayStream runs one replay on the harness and collects what it streams:
+// the records between turn.started and turn.terminal, in order, and a
+// response carrying the replay's live-call count and answer. The response's
+// Reason is set when the replay itself failed (a live call attempted, or no
+// completed terminal); the caller compares the rest with the journal and
+// sets Verified. The error is the caller's own cancellation.
+func (s *service) replayStream(ctx context.Context, req *sessionspb.HarnessTurnRequest, n int) ([]middleRecord, *sessionspb.VerifyTurnResponse, error) {
+	// The stream is abandoned after its terminal event; cancelling releases it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := s.openTurn(ctx, req)
+	if err != nil {
+		resp, err := replayBroken(ctx, n)
+		return nil, resp, err
+	}
+	var replayed []middleRecord
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil, refuse(ReasonReplayIncomplete, n), nil
+		}
+		if err != nil {
+			resp, err := replayBroken(ctx, n)
+			return nil, resp, err
+		}
+		var m middleRecord
+		switch e := ev.GetEvent().(type) {
+		case *sessionspb.HarnessEvent_ModelRequest:
+			m = middleRecord{journal.KindModelRequest, e.ModelRequest.GetRequestJson()}
+		case *sessionspb.HarnessEvent_ModelCompletion:
+			m = middleRecord{journal.KindModelCompletion, e.ModelCompletion.GetCompletionJson()}
+		case *sessionspb.HarnessEvent_ToolCall:
+			m = middleRecord{journal.KindToolCall, e.ToolCall.GetCallJson()}
+		case *sessionspb.HarnessEvent_ToolResult:
+			m = middleRecord{journal.KindToolResult, e.ToolResult.GetResultJson()}
+		case *sessionspb.HarnessEvent_Terminal:
+			term := e.Terminal
+			resp := &sessionspb.VerifyTurnResponse{Records: int32(n), LiveCalls: term.GetLiveCalls()}
+			switch {
+			case term.GetLiveCalls() != 0:
+				resp.Reason = ReasonReplayLiveCall
+			case term.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED:
+				resp.Reason = ReasonReplayIncomplete
+			default:
+				resp.Answer = term.GetAnswer()
+			}
+			return replayed, resp, nil
+		default:
+			continue
+		}
+		replayed = append(replayed, m)
+	}
 }
 
 // replayBroken reports a replay stream that failed: the caller's own

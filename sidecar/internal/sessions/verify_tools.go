@@ -3,8 +3,6 @@ package sessions
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
@@ -172,8 +170,6 @@ func collectToolTurn(recs []journal.Record, sessionID string, turn int) (toolTur
 // from the journaled completions, each call from its journaled result. The
 // replayed trace must equal the journaled one byte for byte.
 func (s *service) replayTools(ctx context.Context, tt toolTurn, n int) (*sessionspb.VerifyTurnResponse, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	rec := &sessionspb.RecordedExchange{}
 	var reqs, comps [][]byte
 	for _, m := range tt.middle {
@@ -190,53 +186,27 @@ func (s *service) replayTools(ctx context.Context, tt toolTurn, n int) (*session
 	if len(reqs) > 1 {
 		rec.SecondRequestJson, rec.SecondCompletionJson = reqs[1], comps[1]
 	}
-	stream, err := s.harness.Turn(ctx, &sessionspb.HarnessTurnRequest{
+	replayed, resp, err := s.replayStream(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: tt.placed.SessionID, Harness: tt.placed.Harness, Purpose: tt.placed.Purpose,
 		Turn:         int32(tt.started.Turn),
 		Model:        &sessionspb.ModelIdentity{Route: tt.placed.Model.Route, Model: tt.placed.Model.Model},
 		Instructions: tt.started.Instructions, Input: tt.started.Input,
 		Tools:  offeredToProto(tt.placed.Tools),
 		Replay: rec,
-	})
-	if err != nil {
-		return replayBroken(ctx, n)
+	}, n)
+	if err != nil || resp.Reason != "" {
+		return resp, err
 	}
-	var replayed []middleRecord
-	var term *sessionspb.TerminalEvent
-	for term == nil {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return refuse(ReasonReplayIncomplete, n), nil
-		}
-		if err != nil {
-			return replayBroken(ctx, n)
-		}
-		switch e := ev.GetEvent().(type) {
-		case *sessionspb.HarnessEvent_ModelRequest:
-			replayed = append(replayed, middleRecord{journal.KindModelRequest, e.ModelRequest.GetRequestJson()})
-		case *sessionspb.HarnessEvent_ModelCompletion:
-			replayed = append(replayed, middleRecord{journal.KindModelCompletion, e.ModelCompletion.GetCompletionJson()})
-		case *sessionspb.HarnessEvent_ToolCall:
-			replayed = append(replayed, middleRecord{journal.KindToolCall, e.ToolCall.GetCallJson()})
-		case *sessionspb.HarnessEvent_ToolResult:
-			replayed = append(replayed, middleRecord{journal.KindToolResult, e.ToolResult.GetResultJson()})
-		case *sessionspb.HarnessEvent_Terminal:
-			term = e.Terminal
-		}
-	}
-	resp := &sessionspb.VerifyTurnResponse{Records: int32(n), LiveCalls: term.GetLiveCalls()}
 	switch {
-	case term.GetLiveCalls() != 0:
-		resp.Reason = ReasonReplayLiveCall
-	case term.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED:
-		resp.Reason = ReasonReplayIncomplete
 	case !sameTrace(replayed, tt.middle):
 		resp.Reason = ReasonReplayToolTrace
-	case term.GetAnswer() != tt.terminal.Answer:
+	case resp.Answer != tt.terminal.Answer:
 		resp.Reason = ReasonReplayAnswer
 	default:
-		resp.Verified, resp.Answer, resp.ToolUses = true, term.GetAnswer(), tt.tr.uses()
+		resp.Verified, resp.ToolUses = true, tt.tr.uses()
+		return resp, nil
 	}
+	resp.Answer = ""
 	return resp, nil
 }
 

@@ -129,6 +129,164 @@ func (x *ModelIdentity) GetModel() string {
 	return ""
 }
 
+type ExecuteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Session       *CreateSessionRequest  `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Instructions  string                 `protobuf:"bytes,2,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	Input         string                 `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteRequest) Reset() {
+	*x = ExecuteRequest{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteRequest) ProtoMessage() {}
+
+func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
+func (*ExecuteRequest) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ExecuteRequest) GetSession() *CreateSessionRequest {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+func (x *ExecuteRequest) GetInstructions() string {
+	if x != nil {
+		return x.Instructions
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetInput() string {
+	if x != nil {
+		return x.Input
+	}
+	return ""
+}
+
+type ExecuteEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ExecuteEvent_Placed
+	//	*ExecuteEvent_Turn
+	//	*ExecuteEvent_Verified
+	Event         isExecuteEvent_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteEvent) Reset() {
+	*x = ExecuteEvent{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteEvent) ProtoMessage() {}
+
+func (x *ExecuteEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteEvent.ProtoReflect.Descriptor instead.
+func (*ExecuteEvent) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ExecuteEvent) GetEvent() isExecuteEvent_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ExecuteEvent) GetPlaced() *CreateSessionResponse {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteEvent_Placed); ok {
+			return x.Placed
+		}
+	}
+	return nil
+}
+
+func (x *ExecuteEvent) GetTurn() *RunTurnResponse {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteEvent_Turn); ok {
+			return x.Turn
+		}
+	}
+	return nil
+}
+
+func (x *ExecuteEvent) GetVerified() *VerifyTurnResponse {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteEvent_Verified); ok {
+			return x.Verified
+		}
+	}
+	return nil
+}
+
+type isExecuteEvent_Event interface {
+	isExecuteEvent_Event()
+}
+
+type ExecuteEvent_Placed struct {
+	Placed *CreateSessionResponse `protobuf:"bytes,1,opt,name=placed,proto3,oneof"`
+}
+
+type ExecuteEvent_Turn struct {
+	Turn *RunTurnResponse `protobuf:"bytes,2,opt,name=turn,proto3,oneof"`
+}
+
+type ExecuteEvent_Verified struct {
+	Verified *VerifyTurnResponse `protobuf:"bytes,3,opt,name=verified,proto3,oneof"`
+}
+
+func (*ExecuteEvent_Placed) isExecuteEvent_Event() {}
+
+func (*ExecuteEvent_Turn) isExecuteEvent_Event() {}
+
+func (*ExecuteEvent_Verified) isExecuteEvent_Event() {}
+
 type CreateSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// purpose is "agent" or "judge".
@@ -144,7 +302,7 @@ type CreateSessionRequest struct {
 
 func (x *CreateSessionRequest) Reset() {
 	*x = CreateSessionRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[1]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -156,7 +314,7 @@ func (x *CreateSessionRequest) String() string {
 func (*CreateSessionRequest) ProtoMessage() {}
 
 func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[1]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -169,7 +327,7 @@ func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{1}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateSessionRequest) GetPurpose() string {
@@ -216,7 +374,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[2]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -228,7 +386,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[2]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -241,7 +399,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{2}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -290,7 +448,7 @@ type SavedCall struct {
 
 func (x *SavedCall) Reset() {
 	*x = SavedCall{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[3]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -302,7 +460,7 @@ func (x *SavedCall) String() string {
 func (*SavedCall) ProtoMessage() {}
 
 func (x *SavedCall) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[3]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -315,7 +473,7 @@ func (x *SavedCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SavedCall.ProtoReflect.Descriptor instead.
 func (*SavedCall) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{3}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SavedCall) GetArguments() string {
@@ -347,7 +505,7 @@ type ToolUse struct {
 
 func (x *ToolUse) Reset() {
 	*x = ToolUse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -359,7 +517,7 @@ func (x *ToolUse) String() string {
 func (*ToolUse) ProtoMessage() {}
 
 func (x *ToolUse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -372,7 +530,7 @@ func (x *ToolUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
 func (*ToolUse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{4}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolUse) GetName() string {
@@ -406,7 +564,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -418,7 +576,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -431,7 +589,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{5}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateSessionResponse) GetSessionId() string {
@@ -463,7 +621,7 @@ type RunTurnRequest struct {
 
 func (x *RunTurnRequest) Reset() {
 	*x = RunTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +633,7 @@ func (x *RunTurnRequest) String() string {
 func (*RunTurnRequest) ProtoMessage() {}
 
 func (x *RunTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +646,7 @@ func (x *RunTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTurnRequest.ProtoReflect.Descriptor instead.
 func (*RunTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{6}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RunTurnRequest) GetSessionId() string {
@@ -536,7 +694,7 @@ type RunTurnResponse struct {
 
 func (x *RunTurnResponse) Reset() {
 	*x = RunTurnResponse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -548,7 +706,7 @@ func (x *RunTurnResponse) String() string {
 func (*RunTurnResponse) ProtoMessage() {}
 
 func (x *RunTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -561,7 +719,7 @@ func (x *RunTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTurnResponse.ProtoReflect.Descriptor instead.
 func (*RunTurnResponse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{7}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunTurnResponse) GetTurn() int32 {
@@ -620,7 +778,7 @@ type VerifyTurnRequest struct {
 
 func (x *VerifyTurnRequest) Reset() {
 	*x = VerifyTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -632,7 +790,7 @@ func (x *VerifyTurnRequest) String() string {
 func (*VerifyTurnRequest) ProtoMessage() {}
 
 func (x *VerifyTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -645,7 +803,7 @@ func (x *VerifyTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyTurnRequest.ProtoReflect.Descriptor instead.
 func (*VerifyTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{8}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *VerifyTurnRequest) GetSessionId() string {
@@ -687,7 +845,7 @@ type VerifyTurnResponse struct {
 
 func (x *VerifyTurnResponse) Reset() {
 	*x = VerifyTurnResponse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +857,7 @@ func (x *VerifyTurnResponse) String() string {
 func (*VerifyTurnResponse) ProtoMessage() {}
 
 func (x *VerifyTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +870,7 @@ func (x *VerifyTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyTurnResponse.ProtoReflect.Descriptor instead.
 func (*VerifyTurnResponse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{9}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *VerifyTurnResponse) GetVerified() bool {
@@ -757,6 +915,126 @@ func (x *VerifyTurnResponse) GetToolUses() []*ToolUse {
 	return nil
 }
 
+type HarnessInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Input:
+	//
+	//	*HarnessInput_Start
+	//	*HarnessInput_Committed
+	Input         isHarnessInput_Input `protobuf_oneof:"input"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HarnessInput) Reset() {
+	*x = HarnessInput{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HarnessInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HarnessInput) ProtoMessage() {}
+
+func (x *HarnessInput) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HarnessInput.ProtoReflect.Descriptor instead.
+func (*HarnessInput) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *HarnessInput) GetInput() isHarnessInput_Input {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *HarnessInput) GetStart() *HarnessTurnRequest {
+	if x != nil {
+		if x, ok := x.Input.(*HarnessInput_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *HarnessInput) GetCommitted() *Committed {
+	if x != nil {
+		if x, ok := x.Input.(*HarnessInput_Committed); ok {
+			return x.Committed
+		}
+	}
+	return nil
+}
+
+type isHarnessInput_Input interface {
+	isHarnessInput_Input()
+}
+
+type HarnessInput_Start struct {
+	Start *HarnessTurnRequest `protobuf:"bytes,1,opt,name=start,proto3,oneof"`
+}
+
+type HarnessInput_Committed struct {
+	Committed *Committed `protobuf:"bytes,2,opt,name=committed,proto3,oneof"`
+}
+
+func (*HarnessInput_Start) isHarnessInput_Input() {}
+
+func (*HarnessInput_Committed) isHarnessInput_Input() {}
+
+// Committed says the record of the event the harness streamed last (a model
+// request or a tool call) is committed to the journal.
+type Committed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Committed) Reset() {
+	*x = Committed{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Committed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Committed) ProtoMessage() {}
+
+func (x *Committed) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Committed.ProtoReflect.Descriptor instead.
+func (*Committed) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{13}
+}
+
 // ChatMessage is one earlier message of a conversation: role "user" or
 // "assistant".
 type ChatMessage struct {
@@ -769,7 +1047,7 @@ type ChatMessage struct {
 
 func (x *ChatMessage) Reset() {
 	*x = ChatMessage{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -781,7 +1059,7 @@ func (x *ChatMessage) String() string {
 func (*ChatMessage) ProtoMessage() {}
 
 func (x *ChatMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -794,7 +1072,7 @@ func (x *ChatMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatMessage.ProtoReflect.Descriptor instead.
 func (*ChatMessage) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{10}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ChatMessage) GetRole() string {
@@ -827,7 +1105,7 @@ type RecordedExchange struct {
 
 func (x *RecordedExchange) Reset() {
 	*x = RecordedExchange{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +1117,7 @@ func (x *RecordedExchange) String() string {
 func (*RecordedExchange) ProtoMessage() {}
 
 func (x *RecordedExchange) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +1130,7 @@ func (x *RecordedExchange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordedExchange.ProtoReflect.Descriptor instead.
 func (*RecordedExchange) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{11}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RecordedExchange) GetRequestJson() []byte {
@@ -916,7 +1194,7 @@ type HarnessTurnRequest struct {
 
 func (x *HarnessTurnRequest) Reset() {
 	*x = HarnessTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -928,7 +1206,7 @@ func (x *HarnessTurnRequest) String() string {
 func (*HarnessTurnRequest) ProtoMessage() {}
 
 func (x *HarnessTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -941,7 +1219,7 @@ func (x *HarnessTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessTurnRequest.ProtoReflect.Descriptor instead.
 func (*HarnessTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{12}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HarnessTurnRequest) GetSessionId() string {
@@ -1030,7 +1308,7 @@ type HarnessEvent struct {
 
 func (x *HarnessEvent) Reset() {
 	*x = HarnessEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1320,7 @@ func (x *HarnessEvent) String() string {
 func (*HarnessEvent) ProtoMessage() {}
 
 func (x *HarnessEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1333,7 @@ func (x *HarnessEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessEvent.ProtoReflect.Descriptor instead.
 func (*HarnessEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{13}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HarnessEvent) GetEvent() isHarnessEvent_Event {
@@ -1154,7 +1432,7 @@ type ToolCallEvent struct {
 
 func (x *ToolCallEvent) Reset() {
 	*x = ToolCallEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1166,7 +1444,7 @@ func (x *ToolCallEvent) String() string {
 func (*ToolCallEvent) ProtoMessage() {}
 
 func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1179,7 +1457,7 @@ func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallEvent.ProtoReflect.Descriptor instead.
 func (*ToolCallEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{14}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ToolCallEvent) GetCallJson() []byte {
@@ -1199,7 +1477,7 @@ type ToolResultEvent struct {
 
 func (x *ToolResultEvent) Reset() {
 	*x = ToolResultEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1489,7 @@ func (x *ToolResultEvent) String() string {
 func (*ToolResultEvent) ProtoMessage() {}
 
 func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1502,7 @@ func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultEvent.ProtoReflect.Descriptor instead.
 func (*ToolResultEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{15}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ToolResultEvent) GetResultJson() []byte {
@@ -1243,7 +1521,7 @@ type ModelRequestEvent struct {
 
 func (x *ModelRequestEvent) Reset() {
 	*x = ModelRequestEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1533,7 @@ func (x *ModelRequestEvent) String() string {
 func (*ModelRequestEvent) ProtoMessage() {}
 
 func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1546,7 @@ func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequestEvent.ProtoReflect.Descriptor instead.
 func (*ModelRequestEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{16}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ModelRequestEvent) GetRequestJson() []byte {
@@ -1287,7 +1565,7 @@ type ModelCompletionEvent struct {
 
 func (x *ModelCompletionEvent) Reset() {
 	*x = ModelCompletionEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1577,7 @@ func (x *ModelCompletionEvent) String() string {
 func (*ModelCompletionEvent) ProtoMessage() {}
 
 func (x *ModelCompletionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1590,7 @@ func (x *ModelCompletionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCompletionEvent.ProtoReflect.Descriptor instead.
 func (*ModelCompletionEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{17}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ModelCompletionEvent) GetCompletionJson() []byte {
@@ -1338,7 +1616,7 @@ type TerminalEvent struct {
 
 func (x *TerminalEvent) Reset() {
 	*x = TerminalEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1628,7 @@ func (x *TerminalEvent) String() string {
 func (*TerminalEvent) ProtoMessage() {}
 
 func (x *TerminalEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1641,7 @@ func (x *TerminalEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalEvent.ProtoReflect.Descriptor instead.
 func (*TerminalEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{18}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TerminalEvent) GetState() TurnState {
@@ -1401,7 +1679,16 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x1ekmx/sessions/v1/sessions.proto\x12\x0fkmx.sessions.v1\";\n" +
 	"\rModelIdentity\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\tR\x05route\x12\x14\n" +
-	"\x05model\x18\x02 \x01(\tR\x05model\"\xb6\x01\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\"\x8b\x01\n" +
+	"\x0eExecuteRequest\x12?\n" +
+	"\asession\x18\x01 \x01(\v2%.kmx.sessions.v1.CreateSessionRequestR\asession\x12\"\n" +
+	"\finstructions\x18\x02 \x01(\tR\finstructions\x12\x14\n" +
+	"\x05input\x18\x03 \x01(\tR\x05input\"\xd4\x01\n" +
+	"\fExecuteEvent\x12@\n" +
+	"\x06placed\x18\x01 \x01(\v2&.kmx.sessions.v1.CreateSessionResponseH\x00R\x06placed\x126\n" +
+	"\x04turn\x18\x02 \x01(\v2 .kmx.sessions.v1.RunTurnResponseH\x00R\x04turn\x12A\n" +
+	"\bverified\x18\x03 \x01(\v2#.kmx.sessions.v1.VerifyTurnResponseH\x00R\bverifiedB\a\n" +
+	"\x05event\"\xb6\x01\n" +
 	"\x14CreateSessionRequest\x12\x18\n" +
 	"\apurpose\x18\x01 \x01(\tR\apurpose\x12\x1d\n" +
 	"\n" +
@@ -1452,7 +1739,12 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"live_calls\x18\x03 \x01(\x05R\tliveCalls\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x05R\arecords\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x125\n" +
-	"\ttool_uses\x18\x06 \x03(\v2\x18.kmx.sessions.v1.ToolUseR\btoolUses\";\n" +
+	"\ttool_uses\x18\x06 \x03(\v2\x18.kmx.sessions.v1.ToolUseR\btoolUses\"\x90\x01\n" +
+	"\fHarnessInput\x12;\n" +
+	"\x05start\x18\x01 \x01(\v2#.kmx.sessions.v1.HarnessTurnRequestH\x00R\x05start\x12:\n" +
+	"\tcommitted\x18\x02 \x01(\v2\x1a.kmx.sessions.v1.CommittedH\x00R\tcommittedB\a\n" +
+	"\x05input\"\v\n" +
+	"\tCommitted\";\n" +
 	"\vChatMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\"\xee\x01\n" +
@@ -1502,14 +1794,15 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x16TURN_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TURN_STATE_COMPLETED\x10\x01\x12\x15\n" +
 	"\x11TURN_STATE_FAILED\x10\x02\x12\x18\n" +
-	"\x14TURN_STATE_CANCELLED\x10\x032\x8f\x02\n" +
+	"\x14TURN_STATE_CANCELLED\x10\x032\xdc\x02\n" +
 	"\bSessions\x12^\n" +
 	"\rCreateSession\x12%.kmx.sessions.v1.CreateSessionRequest\x1a&.kmx.sessions.v1.CreateSessionResponse\x12L\n" +
 	"\aRunTurn\x12\x1f.kmx.sessions.v1.RunTurnRequest\x1a .kmx.sessions.v1.RunTurnResponse\x12U\n" +
 	"\n" +
-	"VerifyTurn\x12\".kmx.sessions.v1.VerifyTurnRequest\x1a#.kmx.sessions.v1.VerifyTurnResponse2W\n" +
-	"\aHarness\x12L\n" +
-	"\x04Turn\x12#.kmx.sessions.v1.HarnessTurnRequest\x1a\x1d.kmx.sessions.v1.HarnessEvent0\x01BGZEgithub.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb;sessionspbb\x06proto3"
+	"VerifyTurn\x12\".kmx.sessions.v1.VerifyTurnRequest\x1a#.kmx.sessions.v1.VerifyTurnResponse\x12K\n" +
+	"\aExecute\x12\x1f.kmx.sessions.v1.ExecuteRequest\x1a\x1d.kmx.sessions.v1.ExecuteEvent0\x012S\n" +
+	"\aHarness\x12H\n" +
+	"\x04Turn\x12\x1d.kmx.sessions.v1.HarnessInput\x1a\x1d.kmx.sessions.v1.HarnessEvent(\x010\x01BGZEgithub.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb;sessionspbb\x06proto3"
 
 var (
 	file_kmx_sessions_v1_sessions_proto_rawDescOnce sync.Once
@@ -1524,61 +1817,73 @@ func file_kmx_sessions_v1_sessions_proto_rawDescGZIP() []byte {
 }
 
 var file_kmx_sessions_v1_sessions_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kmx_sessions_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_kmx_sessions_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_kmx_sessions_v1_sessions_proto_goTypes = []any{
 	(TurnState)(0),                // 0: kmx.sessions.v1.TurnState
 	(*ModelIdentity)(nil),         // 1: kmx.sessions.v1.ModelIdentity
-	(*CreateSessionRequest)(nil),  // 2: kmx.sessions.v1.CreateSessionRequest
-	(*ToolSpec)(nil),              // 3: kmx.sessions.v1.ToolSpec
-	(*SavedCall)(nil),             // 4: kmx.sessions.v1.SavedCall
-	(*ToolUse)(nil),               // 5: kmx.sessions.v1.ToolUse
-	(*CreateSessionResponse)(nil), // 6: kmx.sessions.v1.CreateSessionResponse
-	(*RunTurnRequest)(nil),        // 7: kmx.sessions.v1.RunTurnRequest
-	(*RunTurnResponse)(nil),       // 8: kmx.sessions.v1.RunTurnResponse
-	(*VerifyTurnRequest)(nil),     // 9: kmx.sessions.v1.VerifyTurnRequest
-	(*VerifyTurnResponse)(nil),    // 10: kmx.sessions.v1.VerifyTurnResponse
-	(*ChatMessage)(nil),           // 11: kmx.sessions.v1.ChatMessage
-	(*RecordedExchange)(nil),      // 12: kmx.sessions.v1.RecordedExchange
-	(*HarnessTurnRequest)(nil),    // 13: kmx.sessions.v1.HarnessTurnRequest
-	(*HarnessEvent)(nil),          // 14: kmx.sessions.v1.HarnessEvent
-	(*ToolCallEvent)(nil),         // 15: kmx.sessions.v1.ToolCallEvent
-	(*ToolResultEvent)(nil),       // 16: kmx.sessions.v1.ToolResultEvent
-	(*ModelRequestEvent)(nil),     // 17: kmx.sessions.v1.ModelRequestEvent
-	(*ModelCompletionEvent)(nil),  // 18: kmx.sessions.v1.ModelCompletionEvent
-	(*TerminalEvent)(nil),         // 19: kmx.sessions.v1.TerminalEvent
+	(*ExecuteRequest)(nil),        // 2: kmx.sessions.v1.ExecuteRequest
+	(*ExecuteEvent)(nil),          // 3: kmx.sessions.v1.ExecuteEvent
+	(*CreateSessionRequest)(nil),  // 4: kmx.sessions.v1.CreateSessionRequest
+	(*ToolSpec)(nil),              // 5: kmx.sessions.v1.ToolSpec
+	(*SavedCall)(nil),             // 6: kmx.sessions.v1.SavedCall
+	(*ToolUse)(nil),               // 7: kmx.sessions.v1.ToolUse
+	(*CreateSessionResponse)(nil), // 8: kmx.sessions.v1.CreateSessionResponse
+	(*RunTurnRequest)(nil),        // 9: kmx.sessions.v1.RunTurnRequest
+	(*RunTurnResponse)(nil),       // 10: kmx.sessions.v1.RunTurnResponse
+	(*VerifyTurnRequest)(nil),     // 11: kmx.sessions.v1.VerifyTurnRequest
+	(*VerifyTurnResponse)(nil),    // 12: kmx.sessions.v1.VerifyTurnResponse
+	(*HarnessInput)(nil),          // 13: kmx.sessions.v1.HarnessInput
+	(*Committed)(nil),             // 14: kmx.sessions.v1.Committed
+	(*ChatMessage)(nil),           // 15: kmx.sessions.v1.ChatMessage
+	(*RecordedExchange)(nil),      // 16: kmx.sessions.v1.RecordedExchange
+	(*HarnessTurnRequest)(nil),    // 17: kmx.sessions.v1.HarnessTurnRequest
+	(*HarnessEvent)(nil),          // 18: kmx.sessions.v1.HarnessEvent
+	(*ToolCallEvent)(nil),         // 19: kmx.sessions.v1.ToolCallEvent
+	(*ToolResultEvent)(nil),       // 20: kmx.sessions.v1.ToolResultEvent
+	(*ModelRequestEvent)(nil),     // 21: kmx.sessions.v1.ModelRequestEvent
+	(*ModelCompletionEvent)(nil),  // 22: kmx.sessions.v1.ModelCompletionEvent
+	(*TerminalEvent)(nil),         // 23: kmx.sessions.v1.TerminalEvent
 }
 var file_kmx_sessions_v1_sessions_proto_depIdxs = []int32{
-	1,  // 0: kmx.sessions.v1.CreateSessionRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	3,  // 1: kmx.sessions.v1.CreateSessionRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
-	4,  // 2: kmx.sessions.v1.ToolSpec.recorded:type_name -> kmx.sessions.v1.SavedCall
-	11, // 3: kmx.sessions.v1.RunTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	0,  // 4: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
-	5,  // 5: kmx.sessions.v1.RunTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
-	11, // 6: kmx.sessions.v1.VerifyTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	5,  // 7: kmx.sessions.v1.VerifyTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
-	1,  // 8: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	12, // 9: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
-	11, // 10: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	3,  // 11: kmx.sessions.v1.HarnessTurnRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
-	17, // 12: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
-	18, // 13: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
-	19, // 14: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
-	15, // 15: kmx.sessions.v1.HarnessEvent.tool_call:type_name -> kmx.sessions.v1.ToolCallEvent
-	16, // 16: kmx.sessions.v1.HarnessEvent.tool_result:type_name -> kmx.sessions.v1.ToolResultEvent
-	0,  // 17: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
-	2,  // 18: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
-	7,  // 19: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
-	9,  // 20: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
-	13, // 21: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessTurnRequest
-	6,  // 22: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
-	8,  // 23: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
-	10, // 24: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
-	14, // 25: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
-	22, // [22:26] is the sub-list for method output_type
-	18, // [18:22] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	4,  // 0: kmx.sessions.v1.ExecuteRequest.session:type_name -> kmx.sessions.v1.CreateSessionRequest
+	8,  // 1: kmx.sessions.v1.ExecuteEvent.placed:type_name -> kmx.sessions.v1.CreateSessionResponse
+	10, // 2: kmx.sessions.v1.ExecuteEvent.turn:type_name -> kmx.sessions.v1.RunTurnResponse
+	12, // 3: kmx.sessions.v1.ExecuteEvent.verified:type_name -> kmx.sessions.v1.VerifyTurnResponse
+	1,  // 4: kmx.sessions.v1.CreateSessionRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
+	5,  // 5: kmx.sessions.v1.CreateSessionRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
+	6,  // 6: kmx.sessions.v1.ToolSpec.recorded:type_name -> kmx.sessions.v1.SavedCall
+	15, // 7: kmx.sessions.v1.RunTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	0,  // 8: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
+	7,  // 9: kmx.sessions.v1.RunTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
+	15, // 10: kmx.sessions.v1.VerifyTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	7,  // 11: kmx.sessions.v1.VerifyTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
+	17, // 12: kmx.sessions.v1.HarnessInput.start:type_name -> kmx.sessions.v1.HarnessTurnRequest
+	14, // 13: kmx.sessions.v1.HarnessInput.committed:type_name -> kmx.sessions.v1.Committed
+	1,  // 14: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
+	16, // 15: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
+	15, // 16: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	5,  // 17: kmx.sessions.v1.HarnessTurnRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
+	21, // 18: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
+	22, // 19: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
+	23, // 20: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
+	19, // 21: kmx.sessions.v1.HarnessEvent.tool_call:type_name -> kmx.sessions.v1.ToolCallEvent
+	20, // 22: kmx.sessions.v1.HarnessEvent.tool_result:type_name -> kmx.sessions.v1.ToolResultEvent
+	0,  // 23: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
+	4,  // 24: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
+	9,  // 25: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
+	11, // 26: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
+	2,  // 27: kmx.sessions.v1.Sessions.Execute:input_type -> kmx.sessions.v1.ExecuteRequest
+	13, // 28: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessInput
+	8,  // 29: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
+	10, // 30: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
+	12, // 31: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
+	3,  // 32: kmx.sessions.v1.Sessions.Execute:output_type -> kmx.sessions.v1.ExecuteEvent
+	18, // 33: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
+	29, // [29:34] is the sub-list for method output_type
+	24, // [24:29] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_kmx_sessions_v1_sessions_proto_init() }
@@ -1586,7 +1891,16 @@ func file_kmx_sessions_v1_sessions_proto_init() {
 	if File_kmx_sessions_v1_sessions_proto != nil {
 		return
 	}
-	file_kmx_sessions_v1_sessions_proto_msgTypes[13].OneofWrappers = []any{
+	file_kmx_sessions_v1_sessions_proto_msgTypes[2].OneofWrappers = []any{
+		(*ExecuteEvent_Placed)(nil),
+		(*ExecuteEvent_Turn)(nil),
+		(*ExecuteEvent_Verified)(nil),
+	}
+	file_kmx_sessions_v1_sessions_proto_msgTypes[12].OneofWrappers = []any{
+		(*HarnessInput_Start)(nil),
+		(*HarnessInput_Committed)(nil),
+	}
+	file_kmx_sessions_v1_sessions_proto_msgTypes[17].OneofWrappers = []any{
 		(*HarnessEvent_ModelRequest)(nil),
 		(*HarnessEvent_ModelCompletion)(nil),
 		(*HarnessEvent_Terminal)(nil),
@@ -1599,7 +1913,7 @@ func file_kmx_sessions_v1_sessions_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kmx_sessions_v1_sessions_proto_rawDesc), len(file_kmx_sessions_v1_sessions_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

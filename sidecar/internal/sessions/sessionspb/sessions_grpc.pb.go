@@ -25,6 +25,7 @@ const (
 	Sessions_CreateSession_FullMethodName = "/kmx.sessions.v1.Sessions/CreateSession"
 	Sessions_RunTurn_FullMethodName       = "/kmx.sessions.v1.Sessions/RunTurn"
 	Sessions_VerifyTurn_FullMethodName    = "/kmx.sessions.v1.Sessions/VerifyTurn"
+	Sessions_Execute_FullMethodName       = "/kmx.sessions.v1.Sessions/Execute"
 )
 
 // SessionsClient is the client API for Sessions service.
@@ -42,6 +43,13 @@ type SessionsClient interface {
 	// VerifyTurn replays a journaled turn through its harness with a model
 	// that answers only from the recorded completion.
 	VerifyTurn(ctx context.Context, in *VerifyTurnRequest, opts ...grpc.CallOption) (*VerifyTurnResponse, error)
+	// Execute is CreateSession, RunTurn and VerifyTurn in one call, for a
+	// session of one turn (an example, a judge sample): the same records, the
+	// same checks, verification reading the turn back from the journal. It
+	// streams the placement once it is journaled, then the end of the turn,
+	// then, for a completed turn only, its verification. A session placed by
+	// Execute takes no further turns.
+	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteEvent], error)
 }
 
 type sessionsClient struct {
@@ -82,6 +90,25 @@ func (c *sessionsClient) VerifyTurn(ctx context.Context, in *VerifyTurnRequest, 
 	return out, nil
 }
 
+func (c *sessionsClient) Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Sessions_ServiceDesc.Streams[0], Sessions_Execute_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecuteRequest, ExecuteEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Sessions_ExecuteClient = grpc.ServerStreamingClient[ExecuteEvent]
+
 // SessionsServer is the server API for Sessions service.
 // All implementations must embed UnimplementedSessionsServer
 // for forward compatibility.
@@ -97,6 +124,13 @@ type SessionsServer interface {
 	// VerifyTurn replays a journaled turn through its harness with a model
 	// that answers only from the recorded completion.
 	VerifyTurn(context.Context, *VerifyTurnRequest) (*VerifyTurnResponse, error)
+	// Execute is CreateSession, RunTurn and VerifyTurn in one call, for a
+	// session of one turn (an example, a judge sample): the same records, the
+	// same checks, verification reading the turn back from the journal. It
+	// streams the placement once it is journaled, then the end of the turn,
+	// then, for a completed turn only, its verification. A session placed by
+	// Execute takes no further turns.
+	Execute(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteEvent]) error
 	mustEmbedUnimplementedSessionsServer()
 }
 
@@ -115,6 +149,9 @@ func (UnimplementedSessionsServer) RunTurn(context.Context, *RunTurnRequest) (*R
 }
 func (UnimplementedSessionsServer) VerifyTurn(context.Context, *VerifyTurnRequest) (*VerifyTurnResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method VerifyTurn not implemented")
+}
+func (UnimplementedSessionsServer) Execute(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteEvent]) error {
+	return status.Errorf(codes.Unimplemented, "method Execute not implemented")
 }
 func (UnimplementedSessionsServer) mustEmbedUnimplementedSessionsServer() {}
 func (UnimplementedSessionsServer) testEmbeddedByValue()                  {}
@@ -191,6 +228,17 @@ func _Sessions_VerifyTurn_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sessions_Execute_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ExecuteRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(SessionsServer).Execute(m, &grpc.GenericServerStream[ExecuteRequest, ExecuteEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Sessions_ExecuteServer = grpc.ServerStreamingServer[ExecuteEvent]
+
 // Sessions_ServiceDesc is the grpc.ServiceDesc for Sessions service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -211,7 +259,13 @@ var Sessions_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Sessions_VerifyTurn_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Execute",
+			Handler:       _Sessions_Execute_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "kmx/sessions/v1/sessions.proto",
 }
 
@@ -227,7 +281,12 @@ const (
 // per turn; in replay mode its model answers only from the recorded
 // completion and refuses (and counts) any other call.
 type HarnessClient interface {
-	Turn(ctx context.Context, in *HarnessTurnRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[HarnessEvent], error)
+	// Turn runs one turn: the caller sends the turn request first. In a live
+	// turn, after each model_request and tool_call event the harness waits
+	// for the caller's "committed" before it sends that request or makes that
+	// call, so the record of every send is durable before the send happens.
+	// A replay sends nothing out and waits for nothing.
+	Turn(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HarnessInput, HarnessEvent], error)
 }
 
 type harnessClient struct {
@@ -238,24 +297,18 @@ func NewHarnessClient(cc grpc.ClientConnInterface) HarnessClient {
 	return &harnessClient{cc}
 }
 
-func (c *harnessClient) Turn(ctx context.Context, in *HarnessTurnRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[HarnessEvent], error) {
+func (c *harnessClient) Turn(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HarnessInput, HarnessEvent], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &Harness_ServiceDesc.Streams[0], Harness_Turn_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[HarnessTurnRequest, HarnessEvent]{ClientStream: stream}
-	if err := x.ClientStream.SendMsg(in); err != nil {
-		return nil, err
-	}
-	if err := x.ClientStream.CloseSend(); err != nil {
-		return nil, err
-	}
+	x := &grpc.GenericClientStream[HarnessInput, HarnessEvent]{ClientStream: stream}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Harness_TurnClient = grpc.ServerStreamingClient[HarnessEvent]
+type Harness_TurnClient = grpc.BidiStreamingClient[HarnessInput, HarnessEvent]
 
 // HarnessServer is the server API for Harness service.
 // All implementations must embed UnimplementedHarnessServer
@@ -265,7 +318,12 @@ type Harness_TurnClient = grpc.ServerStreamingClient[HarnessEvent]
 // per turn; in replay mode its model answers only from the recorded
 // completion and refuses (and counts) any other call.
 type HarnessServer interface {
-	Turn(*HarnessTurnRequest, grpc.ServerStreamingServer[HarnessEvent]) error
+	// Turn runs one turn: the caller sends the turn request first. In a live
+	// turn, after each model_request and tool_call event the harness waits
+	// for the caller's "committed" before it sends that request or makes that
+	// call, so the record of every send is durable before the send happens.
+	// A replay sends nothing out and waits for nothing.
+	Turn(grpc.BidiStreamingServer[HarnessInput, HarnessEvent]) error
 	mustEmbedUnimplementedHarnessServer()
 }
 
@@ -276,7 +334,7 @@ type HarnessServer interface {
 // pointer dereference when methods are called.
 type UnimplementedHarnessServer struct{}
 
-func (UnimplementedHarnessServer) Turn(*HarnessTurnRequest, grpc.ServerStreamingServer[HarnessEvent]) error {
+func (UnimplementedHarnessServer) Turn(grpc.BidiStreamingServer[HarnessInput, HarnessEvent]) error {
 	return status.Errorf(codes.Unimplemented, "method Turn not implemented")
 }
 func (UnimplementedHarnessServer) mustEmbedUnimplementedHarnessServer() {}
@@ -301,15 +359,11 @@ func RegisterHarnessServer(s grpc.ServiceRegistrar, srv HarnessServer) {
 }
 
 func _Harness_Turn_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(HarnessTurnRequest)
-	if err := stream.RecvMsg(m); err != nil {
-		return err
-	}
-	return srv.(HarnessServer).Turn(m, &grpc.GenericServerStream[HarnessTurnRequest, HarnessEvent]{ServerStream: stream})
+	return srv.(HarnessServer).Turn(&grpc.GenericServerStream[HarnessInput, HarnessEvent]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Harness_TurnServer = grpc.ServerStreamingServer[HarnessEvent]
+type Harness_TurnServer = grpc.BidiStreamingServer[HarnessInput, HarnessEvent]
 
 // Harness_ServiceDesc is the grpc.ServiceDesc for Harness service.
 // It's only intended for direct use with grpc.RegisterService,
@@ -323,6 +377,7 @@ var Harness_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Turn",
 			Handler:       _Harness_Turn_Handler,
 			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "kmx/sessions/v1/sessions.proto",
