@@ -397,3 +397,60 @@ func TestConcurrencyOutOfRangeIsRefusedBeforeAnything(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeSamplesRunAtOnceOnThePool: an example's two judge samples are
+// sent together when the pool has a free slot (here: one example at
+// concurrency 4, so the judge endpoint answers only once both samples are
+// in flight), and one after the other, in order, at concurrency 1, where
+// the example's one slot is all there is.
+func TestJudgeSamplesRunAtOnceOnThePool(t *testing.T) {
+	src := "---\nname: judged\nmodel: " + compatAgentModel + "\n---\nYou answer briefly.\n\n## Examples\n\n```yaml\n" +
+		"- id: judged\n  input: write a haiku\n  assert:\n    - llmJudge:\n        rubric: The answer is a haiku\n        judgeModel: judge-m\n```\n"
+	for _, c := range []int{1, 4} {
+		t.Run(fmt.Sprintf("concurrency=%d", c), func(t *testing.T) {
+			var mu sync.Mutex
+			inFlight, most, arrived := 0, 0, 0
+			both := make(chan struct{})
+			srv := newChatServer(t, false, func(call chatCall) chatReply {
+				if call.Model != "judge-m" {
+					return echo(call)
+				}
+				mu.Lock()
+				inFlight++
+				arrived++
+				most = max(most, inFlight)
+				if arrived == 2 {
+					close(both)
+				}
+				mu.Unlock()
+				if c > 1 {
+					select {
+					case <-both:
+					case <-time.After(30 * time.Second):
+						return chatReply{status: 500, body: "the second judge sample never came while the first was in flight"}
+					}
+				}
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+				return chatReply{body: judgeBody(call.Model, intp(90), "fine")}
+			})
+			rep, err := Test(context.Background(), Options{Concurrency: c, StateDir: testutil.PrivateDir(t), Endpoint: srv.base()}, agentRequest(t, src))
+			if err != nil {
+				t.Fatalf("Test: %v", err)
+			}
+			if ex := rep.Examples[0]; ex.Verdict != VerdictPass || !ex.Verified {
+				t.Fatalf("verdict %q (%s), want a verified pass", ex.Verdict, ex.Message)
+			}
+			want := 2
+			if c == 1 {
+				want = 1
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if most != want || arrived != 2 {
+				t.Fatalf("judge samples in flight at once = %d (of %d sent), want %d", most, arrived, want)
+			}
+		})
+	}
+}
