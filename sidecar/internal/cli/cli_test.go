@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -55,13 +56,7 @@ func TestExitCodes(t *testing.T) {
 	invalid := writeAgent(t, "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: a\n  input: hi\n  assert:\n    - containz: ok\n```\n")
 	unknown := writeAgent(t, "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: a\n  input: hi\n  assert:\n    - llmJudge:\n        rubric: is it good\n        judgeModel: fake\n```\n")
 	unfinished := writeAgent(t, "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: a\n  input: hi\n")
-	cases := []struct {
-		name   string
-		args   []string
-		code   int
-		stdout string
-		stderr string
-	}{
+	cases := []cliCase{
 		{"no args", nil, ExitRefusal, "Usage: kmx COMMAND", ""},
 		{"help", []string{"help"}, ExitOK, "Usage: kmx COMMAND", ""},
 		{"unknown command", []string{"frob"}, ExitRefusal, "", `unknown command "frob"`},
@@ -83,9 +78,26 @@ func TestExitCodes(t *testing.T) {
 		{"run input and input-file", []string{"run", demoFile("release-notes.agent.md"), "--input", "a", "--input-file", "b"}, ExitRefusal, "", "not both"},
 		{"version", []string{"version"}, ExitOK, "local preview", ""},
 	}
+	checkCLI(t, h, nil, cases)
+}
+
+// cliCase is one kmx invocation: its arguments, the exit code it must
+// return, and text its stdout and stderr must contain.
+type cliCase struct {
+	name   string
+	args   []string
+	code   int
+	stdout string
+	stderr string
+}
+
+// checkCLI runs each case as kmx PREFIX ARGS... in the state folder h; no
+// case may print a stack trace.
+func checkCLI(t *testing.T, h string, prefix []string, cases []cliCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := kmx(t, h, tc.args...)
+			r := kmx(t, h, append(slices.Clone(prefix), tc.args...)...)
 			if r.code != tc.code || !strings.Contains(r.stdout, tc.stdout) || !strings.Contains(r.stderr, tc.stderr) {
 				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
 			}

@@ -363,16 +363,7 @@ func TestKilledTestRunsLeaveVerifiableJournals(t *testing.T) {
 
 	// A final run completes; afterwards exactly 20 runs remain, the two
 	// executing ones among them, and every finished one still replays.
-	if out, err := kmxCmd(bin, h, "test", small).CombinedOutput(); err != nil {
-		t.Fatalf("final run: %v\n%s", err, out)
-	}
-	runs, err := journal.List(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != journal.KeepRuns {
-		t.Fatalf("%d runs after the final run, want %d", len(runs), journal.KeepRuns)
-	}
+	runs := finalRun(t, bin, h, small, dir)
 	for _, r := range runs {
 		if slices.Contains(executing, r.ID) {
 			if r.Status != journal.RunRunning {
@@ -383,6 +374,23 @@ func TestKilledTestRunsLeaveVerifiableJournals(t *testing.T) {
 		checkRun(t, dir, r.ID, &o)
 	}
 	checkFolder(t, h)
+}
+
+// finalRun runs one more test of file to completion and returns the runs
+// retention keeps afterwards: exactly journal.KeepRuns.
+func finalRun(t *testing.T, bin, h, file, dir string) []journal.RunInfo {
+	t.Helper()
+	if out, err := kmxCmd(bin, h, "test", file).CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	runs, err := journal.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != journal.KeepRuns {
+		t.Fatalf("%d runs after the final run, want %d", len(runs), journal.KeepRuns)
+	}
+	return runs
 }
 
 func familyOf(t *testing.T, dir, id string) []string {
@@ -452,16 +460,7 @@ func TestFourProcessesStartingRunsUnderRetention(t *testing.T) {
 	if o.finished != 4 || o.verified != o.turns || o.turns != 4*(80+16) {
 		t.Fatalf("the four runs replay as %+v", o)
 	}
-	if out, err := kmxCmd(bin, h, "test", file).CombinedOutput(); err != nil {
-		t.Fatalf("final run: %v\n%s", err, out)
-	}
-	runs, err := journal.List(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != journal.KeepRuns {
-		t.Fatalf("%d runs after the final run, want %d", len(runs), journal.KeepRuns)
-	}
+	runs := finalRun(t, bin, h, file, dir)
 	for _, r := range results {
 		if !slices.ContainsFunc(runs, func(ri journal.RunInfo) bool { return ri.ID == r.RunID }) {
 			t.Errorf("run %s of the concurrent processes is gone after one more run", r.RunID)

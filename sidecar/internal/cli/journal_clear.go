@@ -33,8 +33,8 @@ func runJournalClear(env Env, args []string) error {
 	case 0:
 	case 1:
 		run = pos[0]
-		if !journal.ValidRunID(run) {
-			return usagef("run kmx journal list and pass a run ID from it", "kmx journal clear: %q is not a run ID (a journal file name without .db, like 20261130T162341.123456789Z-0a1b2c3d)", run)
+		if err := checkRunIDs("kmx journal clear", run); err != nil {
+			return err
 		}
 	default:
 		return usagef(journalClearUsage, "kmx journal clear: one run at a time, or none to clear every finished run (got %d)", len(pos))

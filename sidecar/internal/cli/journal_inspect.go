@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
@@ -23,40 +22,21 @@ func runJournalInspect(ctx context.Context, env Env, args []string) error {
 		return usagef(journalInspectUsage, "kmx journal inspect: name one run (kmx journal list shows them)")
 	}
 	run := pos[0]
-	if !journal.ValidRunID(run) {
-		return usagef("run kmx journal list and pass a run ID from it", "kmx journal inspect: %q is not a run ID (a journal file name without .db, like 20261130T162341.123456789Z-0a1b2c3d)", run)
-	}
-	dir, exists, err := journalDir("kmx journal inspect", env)
-	if err != nil {
+	const cmd = "kmx journal inspect"
+	if err := checkRunIDs(cmd, run); err != nil {
 		return err
 	}
-	if !exists {
-		return &RefusalError{Msg: fmt.Sprintf("kmx journal inspect: there is no retained run %s: no run has been journaled in this state folder yet", run), Next: "run kmx test FILE or kmx run FILE first"}
-	}
-	in, err := localpreview.Inspect(ctx, dir, run)
+	none := &RefusalError{Msg: fmt.Sprintf("%s: there is no retained run %s: no run has been journaled in this state folder yet", cmd, run), Next: "run kmx test FILE or kmx run FILE first"}
+	in, err := replayJournal(ctx, env, cmd, none, func(ctx context.Context, dir string) (*localpreview.Inspection, error) {
+		return localpreview.Inspect(ctx, dir, run)
+	})
 	if err != nil {
-		if r, ok := localpreview.AsRefusal(err); ok {
-			return &RefusalError{Msg: "kmx journal inspect: " + r.Msg, Next: r.Next}
-		}
-		return &RefusalError{Msg: "kmx journal inspect: the replay stopped before it finished: " + err.Error(), Next: "run it again; a replay is bounded to 2 minutes"}
+		return err
 	}
 	if !showReasoning {
 		in.HideReasoning()
 	}
-	if asJSON {
-		if err := encodeJSON(env.Stdout, in); err != nil {
-			return err
-		}
-	} else {
-		printInspection(env.Stdout, in, showReasoning)
-	}
-	if in.LiveCalls != 0 {
-		// Inspection must never reach a model; the calls were refused, but
-		// a count above zero means kmx is broken and the user must know.
-		fmt.Fprintf(env.Stderr, "kmx: the replay attempted %s; each was refused, but this is a kmx bug: please report it\n", plural(in.LiveCalls, "model call"))
-		return &FailureError{Msg: "live calls during replay"}
-	}
-	return nil
+	return showReplay(env, asJSON, in, func(w io.Writer) { printInspection(w, in, showReasoning) }, in.LiveCalls)
 }
 
 func printInspection(w io.Writer, in *localpreview.Inspection, showReasoning bool) {

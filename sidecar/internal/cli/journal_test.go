@@ -115,13 +115,7 @@ func TestJournalClear(t *testing.T) {
 	}
 	defer live.Close()
 
-	cases := []struct {
-		name   string
-		args   []string
-		code   int
-		stdout string
-		stderr string
-	}{
+	cases := []cliCase{
 		{"not a run ID", []string{"../x"}, ExitRefusal, "", "is not a run ID"},
 		{"two runs", []string{a, b}, ExitRefusal, "", "one run at a time"},
 		{"no such run", []string{"20200101T000000.000000000Z-00000000"}, ExitRefusal, "", "there is no run"},
@@ -129,14 +123,7 @@ func TestJournalClear(t *testing.T) {
 		{"the executing run", []string{live.ID()}, ExitRefusal, "", "still executing"},
 		{"all: the executing run is kept", []string{"--json"}, ExitRefusal, `"kept": [`, "still executing"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := kmx(t, h, append([]string{"journal", "clear"}, c.args...)...)
-			if r.code != c.code || !strings.Contains(r.stdout, c.stdout) || !strings.Contains(r.stderr, c.stderr) {
-				t.Fatalf("got %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
-			}
-		})
-	}
+	checkCLI(t, h, []string{"journal", "clear"}, cases)
 	l := listRuns(t, h)
 	if len(l.Runs) != 1 || l.Runs[0].ID != live.ID() || l.Runs[0].Status != "running" {
 		t.Fatalf("after clearing: %+v", l.Runs)

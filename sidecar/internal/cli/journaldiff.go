@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
@@ -26,35 +25,19 @@ func runJournalDiff(ctx context.Context, env Env, args []string) error {
 	if len(pos) != 2 {
 		return usagef(journalDiffUsage, "kmx journal diff: name two runs, the older first (kmx journal list shows them)")
 	}
-	for _, run := range pos {
-		if !journal.ValidRunID(run) {
-			return usagef("run kmx journal list and pass run IDs from it", "kmx journal diff: %q is not a run ID (a journal file name without .db, like 20261130T162341.123456789Z-0a1b2c3d)", run)
-		}
+	const cmd = "kmx journal diff"
+	if err := checkRunIDs(cmd, pos...); err != nil {
+		return err
 	}
-	dir, exists, err := journalDir("kmx journal diff", env)
+	none := &RefusalError{Msg: cmd + ": there are no retained runs: no run has been journaled in this state folder yet", Next: "run kmx test FILE twice first"}
+	d, err := replayJournal(ctx, env, cmd, none, func(ctx context.Context, dir string) (*localpreview.RunDiff, error) {
+		return localpreview.Diff(ctx, dir, pos[0], pos[1])
+	})
 	if err != nil {
 		return err
 	}
-	if !exists {
-		return &RefusalError{Msg: "kmx journal diff: there are no retained runs: no run has been journaled in this state folder yet", Next: "run kmx test FILE twice first"}
-	}
-	d, err := localpreview.Diff(ctx, dir, pos[0], pos[1])
-	if err != nil {
-		if r, ok := localpreview.AsRefusal(err); ok {
-			return &RefusalError{Msg: "kmx journal diff: " + r.Msg, Next: r.Next}
-		}
-		return &RefusalError{Msg: "kmx journal diff: the replay stopped before it finished: " + err.Error(), Next: "run it again; each replay is bounded to 2 minutes"}
-	}
-	if asJSON {
-		if err := encodeJSON(env.Stdout, d); err != nil {
-			return err
-		}
-	} else {
-		printDiff(env.Stdout, d)
-	}
-	if d.LiveCalls != 0 {
-		fmt.Fprintf(env.Stderr, "kmx: the replay attempted %s; each was refused, but this is a kmx bug: please report it\n", plural(d.LiveCalls, "model call"))
-		return &FailureError{Msg: "live calls during replay"}
+	if err := showReplay(env, asJSON, d, func(w io.Writer) { printDiff(w, d) }, d.LiveCalls); err != nil {
+		return err
 	}
 	if d.Summary.Changed+d.Summary.OnlyA+d.Summary.OnlyB > 0 {
 		return &FailureError{Msg: "runs differ"}

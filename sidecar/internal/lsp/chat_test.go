@@ -45,15 +45,7 @@ func TestChatThroughTheServer(t *testing.T) {
 	uri := fileURI(path)
 	c.open(uri, 1, talker)
 
-	var lenses []struct {
-		Range   rangeJ `json:"range"`
-		Command struct {
-			Title     string            `json:"title"`
-			Command   string            `json:"command"`
-			Arguments []json.RawMessage `json:"arguments"`
-		} `json:"command"`
-	}
-	c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]string{"uri": uri}}, &lenses)
+	lenses := c.lenses(uri)
 	var open json.RawMessage
 	for _, l := range lenses {
 		if l.Command.Command == lsp.CommandOpenChat && l.Range.Start.Line == 0 && len(l.Command.Arguments) == 1 {

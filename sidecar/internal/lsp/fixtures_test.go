@@ -27,32 +27,31 @@ const greeter = "---\n" +
 	"    - regex: \"^Hello:\"\n" +
 	"```\n"
 
+// okHead is a body the fake model answers with exactly "ok", cut after
+// its one example's input; okBody finishes it.
+const (
+	okHead = "Reply with exactly `ok`\n" +
+		"\n" +
+		"## Examples\n" +
+		"\n" +
+		"```yaml\n" +
+		"- id: one\n" +
+		"  input: hi\n"
+	okBody = okHead +
+		"  assert:\n" +
+		"    - contains: ok\n" +
+		"```\n"
+)
+
 // withTools declares two tools; kmx.yaml beside it may set their states.
 const withTools = "---\n" +
 	"name: tooled\n" +
 	"model: fake\n" +
 	"tools: [github_list_merged_prs, ping]\n" +
-	"---\n" +
-	"Reply with exactly `ok`\n" +
-	"\n" +
-	"## Examples\n" +
-	"\n" +
-	"```yaml\n" +
-	"- id: one\n" +
-	"  input: hi\n" +
-	"  assert:\n" +
-	"    - contains: ok\n" +
-	"```\n"
+	"---\n" + okBody
 
 // unfinished ends inside the Examples fence: still being written.
 const unfinished = "---\n" +
 	"name: draft\n" +
 	"model: fake\n" +
-	"---\n" +
-	"Reply with exactly `ok`\n" +
-	"\n" +
-	"## Examples\n" +
-	"\n" +
-	"```yaml\n" +
-	"- id: one\n" +
-	"  input: hi\n"
+	"---\n" + okHead

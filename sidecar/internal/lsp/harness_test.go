@@ -262,3 +262,21 @@ func (c *client) open(uri string, version int32, text string) {
 		"uri": uri, "languageId": "markdown", "version": version, "text": text,
 	}})
 }
+
+// lensJ is a code lens as the client receives it.
+type lensJ struct {
+	Range   rangeJ `json:"range"`
+	Command *struct {
+		Title     string            `json:"title"`
+		Command   string            `json:"command"`
+		Arguments []json.RawMessage `json:"arguments"`
+	} `json:"command"`
+}
+
+// lenses asks for the code lenses of uri.
+func (c *client) lenses(uri string) []lensJ {
+	c.t.Helper()
+	var out []lensJ
+	c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": uri}}, &out)
+	return out
+}

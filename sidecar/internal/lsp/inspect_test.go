@@ -22,15 +22,7 @@ func TestInspectReplaysTheLastRunWithZeroModelCalls(t *testing.T) {
 	c.open(uri, 1, greeter)
 
 	lensTitles := func() (titles []string, replayArgs []json.RawMessage) {
-		var lenses []struct {
-			Command struct {
-				Title     string            `json:"title"`
-				Command   string            `json:"command"`
-				Arguments []json.RawMessage `json:"arguments"`
-			} `json:"command"`
-		}
-		c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]string{"uri": uri}}, &lenses)
-		for _, l := range lenses {
+		for _, l := range c.lenses(uri) {
 			titles = append(titles, l.Command.Title)
 			if l.Command.Command == lsp.CommandInspectRun {
 				replayArgs = l.Command.Arguments

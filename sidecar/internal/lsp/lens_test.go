@@ -1,6 +1,7 @@
 package lsp_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,15 +10,6 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 )
-
-type lensJ struct {
-	Range   rangeJ `json:"range"`
-	Command *struct {
-		Title     string           `json:"title"`
-		Command   string           `json:"command"`
-		Arguments []map[string]any `json:"arguments"`
-	} `json:"command"`
-}
 
 func TestCodeLenses(t *testing.T) {
 	tests := []struct {
@@ -60,12 +52,11 @@ func TestCodeLenses(t *testing.T) {
 			c.initialize(nil)
 			uri := fileURI(path)
 			c.open(uri, 1, tt.text)
-			var lenses []lensJ
-			c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": uri}}, &lenses)
 			var got []string
-			for _, l := range lenses {
+			for _, l := range c.lenses(uri) {
 				got = append(got, strings.Join([]string{strconv.Itoa(l.Range.Start.Line), l.Command.Title, l.Command.Command}, ":"))
-				if l.Command.Command != "" && (len(l.Command.Arguments) != 1 || l.Command.Arguments[0]["uri"] != uri) {
+				var arg struct{ URI string }
+				if l.Command.Command != "" && (len(l.Command.Arguments) != 1 || json.Unmarshal(l.Command.Arguments[0], &arg) != nil || arg.URI != uri) {
 					t.Errorf("lens %q arguments %v, want one object naming the document", l.Command.Title, l.Command.Arguments)
 				}
 			}

@@ -112,16 +112,19 @@ func TestUnknownMethodsAnswerMethodNotFound(t *testing.T) {
 	}
 }
 
+// panickyParse is agentfile.Parse, except that a text holding PANIC breaks
+// an invariant.
+func panickyParse(name string, src []byte) agentfile.Result {
+	if strings.Contains(string(src), "PANIC") {
+		panic("parser invariant broken")
+	}
+	return agentfile.Parse(name, src)
+}
+
 // TestABrokenInvariantIsReportedNotFatal makes the parser panic inside a
 // request: the request gets InternalError and the server keeps serving.
 func TestABrokenInvariantIsReportedNotFatal(t *testing.T) {
-	parse := func(name string, src []byte) agentfile.Result {
-		if strings.Contains(string(src), "PANIC") {
-			panic("parser invariant broken")
-		}
-		return agentfile.Parse(name, src)
-	}
-	c := startServer(t, lsp.Options{Parse: parse})
+	c := startServer(t, lsp.Options{Parse: panickyParse})
 	c.initialize(nil)
 	// Not open, so the request parses the file itself (no cached result).
 	broken := fileURI(writeAgent(t, "p.agent.md", "PANIC"))
@@ -139,13 +142,7 @@ func TestABrokenInvariantIsReportedNotFatal(t *testing.T) {
 // TestAParserPanicWhileTypingIsAWarning: the same panic in the background
 // diagnose loop publishes a Warning and the server lives on.
 func TestAParserPanicWhileTypingIsAWarning(t *testing.T) {
-	parse := func(name string, src []byte) agentfile.Result {
-		if strings.Contains(string(src), "PANIC") {
-			panic("parser invariant broken")
-		}
-		return agentfile.Parse(name, src)
-	}
-	c := startServer(t, lsp.Options{Parse: parse})
+	c := startServer(t, lsp.Options{Parse: panickyParse})
 	c.initialize(nil)
 	uri := "file:///work/p.agent.md"
 	c.open(uri, 1, "PANIC")

@@ -14,10 +14,8 @@ const pairAgent = "---\nname: Code Reviewer\nmodel: fake\ntools: ['github/*']\n-
 const pairExamples = "# kept out of the prompt\n- id: short\n  input: Rename a variable\n  assert:\n    - contains: \"Review: Rename\"\n- id: long\n  input: Fix the login bug\n  assert: [regex: \"^Review: Fix\"]\n"
 
 func lensTitles(c *client, uri string) []string {
-	var lenses []lensJ
-	c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": uri}}, &lenses)
 	var out []string
-	for _, l := range lenses {
+	for _, l := range c.lenses(uri) {
 		if l.Command != nil {
 			out = append(out, l.Command.Title)
 		}

@@ -25,13 +25,20 @@ import (
 // fixture returns the absolute path of a file in testdata/mcp.
 func fixture(t *testing.T, name string) string {
 	t.Helper()
+	return testdataFile(t, "mcp", name)
+}
+
+// testdataFile returns the absolute path of an existing file in the
+// repository's testdata/folder.
+func testdataFile(t *testing.T, folder, name string) string {
+	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
-	p, err := filepath.Abs(filepath.Join(filepath.Dir(here), "..", "..", "..", "testdata", "mcp", name))
+	p, err := filepath.Abs(filepath.Join(filepath.Dir(here), "..", "..", "..", "testdata", folder, filepath.FromSlash(name)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("fixture %s: %v", name, err)
+		t.Fatalf("fixture %s/%s: %v", folder, name, err)
 	}
 	return p
 }

@@ -1,8 +1,6 @@
 package mcpserver_test
 
 import (
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -10,16 +8,6 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
-
-func toolsFixture(t *testing.T, rel string) string {
-	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	p, err := filepath.Abs(filepath.Join(filepath.Dir(here), "..", "..", "..", "testdata", "tools", rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestToolFilesThroughMCP: MCP Run and Test run a tool-declaring file on
 // the tool harness (recorded, stubbed and Disabled calls) and refuse it
@@ -29,7 +17,7 @@ func TestToolFilesThroughMCP(t *testing.T) {
 	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home})})
 
 	var rep localpreview.Report
-	decode(t, call(t, cs, "Test", map[string]any{"file": toolsFixture(t, "merged-prs.agent.md")}), &rep)
+	decode(t, call(t, cs, "Test", map[string]any{"file": testdataFile(t, "tools", "merged-prs.agent.md")}), &rep)
 	if rep.Verdict != localpreview.VerdictPass || len(rep.ToolSettings) != 1 {
 		t.Fatalf("Test = %q, settings %+v: %+v", rep.Verdict, rep.ToolSettings, rep.Examples)
 	}
@@ -40,12 +28,12 @@ func TestToolFilesThroughMCP(t *testing.T) {
 	}
 
 	var run localpreview.Report
-	decode(t, call(t, cs, "Run", map[string]any{"file": toolsFixture(t, "disabled/merged-prs.agent.md")}), &run)
+	decode(t, call(t, cs, "Run", map[string]any{"file": testdataFile(t, "tools", "disabled/merged-prs.agent.md")}), &run)
 	if run.Verdict != localpreview.VerdictPass || run.ToolSettings[0].State != "Disabled" || run.Examples[0].ToolCalls != 0 {
 		t.Fatalf("Run disabled = %q %+v %+v", run.Verdict, run.ToolSettings, run.Examples)
 	}
 
-	res := call(t, cs, "Test", map[string]any{"file": toolsFixture(t, "refused/merged-prs.agent.md")})
+	res := call(t, cs, "Test", map[string]any{"file": testdataFile(t, "tools", "refused/merged-prs.agent.md")})
 	if !res.IsError || !strings.Contains(text(res), "kmx.yaml") {
 		t.Errorf("refusal does not name kmx.yaml: %s", text(res))
 	}
