@@ -52,8 +52,9 @@ type fixture struct {
 	args  atomic.Value // map[string]any
 	auth  atomic.Value // string
 
-	mu  sync.Mutex
-	log []string // "METHOD /path jsonrpc-method"
+	mu   sync.Mutex
+	log  []string        // "METHOD /path jsonrpc-method"
+	init json.RawMessage // the initialize request's params
 }
 
 func item(n int, title, repoURL string, mergedAt any) map[string]any {
@@ -80,7 +81,13 @@ type fixtureOpts struct {
 	slow       bool
 	isError    bool
 	extraBytes int
+	// ask makes the tool ask the client for roots, sampling and
+	// elicitation first, recording what each request got.
+	ask *asked
 }
+
+// asked records the answers to the fixture's requests to the client.
+type asked struct{ roots, sampling, elicitation error }
 
 // newFixture starts the fixture and points this test's reads at it: the
 // override variables are set for the test (so fixture tests never run in
@@ -100,6 +107,15 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 			var args map[string]any
 			_ = json.Unmarshal(req.Params.Arguments, &args)
 			f.args.Store(args)
+			if o.ask != nil {
+				// The features are deprecated, but a 2025-11-25 server may
+				// still ask for them: the client must refuse.
+				//lint:ignore SA1019 the test is that the client refuses these
+				_, o.ask.roots = req.Session.ListRoots(ctx, nil)
+				//lint:ignore SA1019 the test is that the client refuses these
+				_, o.ask.sampling = req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+				_, o.ask.elicitation = req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "token?", RequestedSchema: map[string]any{"type": "object"}})
+			}
 			if o.slow {
 				select {
 				case <-ctx.Done():
@@ -142,15 +158,28 @@ func (f *fixture) record(r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		var msg struct {
-			Method string `json:"method"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
 		}
 		if json.Unmarshal(b, &msg) == nil && msg.Method != "" {
 			entry += " " + msg.Method
+			if msg.Method == "initialize" {
+				f.mu.Lock()
+				f.init = msg.Params
+				f.mu.Unlock()
+			}
 		}
 	}
 	f.mu.Lock()
 	f.log = append(f.log, entry)
 	f.mu.Unlock()
+}
+
+// initParams is the initialize request's params.
+func (f *fixture) initParams() json.RawMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.init
 }
 
 func (f *fixture) requests() []string {

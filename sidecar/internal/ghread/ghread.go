@@ -141,6 +141,16 @@ func open(ctx context.Context, cfg Config, t target) (*mcp.ClientSession, error)
 		Capabilities: &mcp.ClientCapabilities{},
 		Logger:       slog.New(slog.DiscardHandler),
 	})
+	// And answer nothing a server asks for anyway (the SDK would answer
+	// roots/list with an empty list): only pings and notifications pass.
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "ping" && !strings.HasPrefix(method, "notifications/") {
+				return nil, fmt.Errorf("kmx answers no %s", method)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		return nil, fail("could not open the MCP session: %s", clean(err, cfg.Token))

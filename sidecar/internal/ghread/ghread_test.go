@@ -60,6 +60,18 @@ func TestReadProjectsMergedPullRequests(t *testing.T) {
 			if got := f.requests(); !slices.Equal(got, wantSession) {
 				t.Errorf("HTTP exchange\n got %q\nwant %q", got, wantSession)
 			}
+			var init struct {
+				ProtocolVersion string          `json:"protocolVersion"`
+				Capabilities    json.RawMessage `json:"capabilities"`
+				ClientInfo      struct{ Name, Version string }
+			}
+			if err := json.Unmarshal(f.initParams(), &init); err != nil {
+				t.Fatalf("initialize params: %v", err)
+			}
+			// No roots, sampling or elicitation: the client offers the server nothing.
+			if init.ProtocolVersion != ProtocolVersion || string(init.Capabilities) != "{}" || init.ClientInfo.Name != "kmx" || init.ClientInfo.Version == "" {
+				t.Errorf("initialize params = %s", f.initParams())
+			}
 		})
 	}
 }
@@ -89,6 +101,12 @@ func TestReadRefuses(t *testing.T) {
 			requests: wantSession[:1]},
 		{name: "403", o: fixtureOpts{wrap: status(http.StatusForbidden)}, want: "refused the credential (HTTP 403)",
 			requests: wantSession[:1]},
+		{name: "401 offering OAuth: no discovery, no authorization flow", o: fixtureOpts{wrap: func(http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://`+r.Host+`/.well-known/oauth-protected-resource"`)
+				http.Error(w, "authorization required", http.StatusUnauthorized)
+			})
+		}}, want: "refused the credential (HTTP 401)", requests: wantSession[:1]},
 		{name: "404 on initialize: no fallback to the old SSE transport", o: fixtureOpts{wrap: status(http.StatusNotFound)}, want: "could not open the MCP session",
 			requests: wantSession[:1]},
 		{name: "redirect", o: fixtureOpts{wrap: func(http.Handler) http.Handler {
@@ -127,6 +145,21 @@ func TestReadRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadAnswersNoServerRequest: the client advertises no roots,
+// sampling or elicitation and answers none of them when a server asks
+// anyway; the read itself goes on.
+func TestReadAnswersNoServerRequest(t *testing.T) {
+	a := &asked{}
+	newFixture(t, fixtureOpts{answer: searchJSON(false, item(7, "Fine", repoURL, "2026-11-30T10:00:00Z")), ask: a})
+	if _, err := Read(context.Background(), config()); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if a.roots == nil || a.sampling == nil || a.elicitation == nil {
+		t.Fatalf("a server request was answered: roots err %v, sampling err %v, elicitation err %v", a.roots, a.sampling, a.elicitation)
+	}
+	t.Logf("refused: roots: %v; sampling: %v; elicitation: %v", a.roots, a.sampling, a.elicitation)
 }
 
 // TestReadSlowServer: a server slower than the read timeout refuses the
