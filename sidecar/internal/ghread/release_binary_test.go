@@ -5,6 +5,7 @@ package ghread
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kmxdev/kmx/sidecar/internal/ghread/ghreadtest"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
@@ -63,6 +65,16 @@ func TestReleaseBinaryHasNoTestEndpoint(t *testing.T) {
 // buildKMX builds ./sidecar/cmd/kmx with package.sh's flags (plus extra)
 // and returns the binary's bytes.
 func buildKMX(t *testing.T, root string, extra ...string) []byte {
+	b, err := os.ReadFile(buildKMXFile(t, root, extra...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// buildKMXFile builds ./sidecar/cmd/kmx with package.sh's flags (plus
+// extra) and returns the binary's path.
+func buildKMXFile(t *testing.T, root string, extra ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "kmx")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -74,11 +86,7 @@ func buildKMX(t *testing.T, root string, extra ...string) []byte {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %v: %v\n%s", extra, err, msg)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return out
 }
 
 // linksGhread reports whether the kmx command imports this package.
@@ -91,4 +99,64 @@ func linksGhread(t *testing.T, root string) bool {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	return bytes.Contains(out, []byte("/sidecar/internal/ghread\n"))
+}
+
+// TestReleaseBinaryRefusesTheFixture runs the release binary (built as
+// scripts/package.sh builds it) on an agent whose model calls the bound
+// tool, with the test endpoint override pointing at an owned fixture: the
+// read is refused, naming the variable, and the fixture sees no request.
+// The same run with a kmxtest build reaches the fixture, so the refusal is
+// the build's doing and not a broken setup.
+func TestReleaseBinaryRefusesTheFixture(t *testing.T) {
+	root := testutil.ModuleRoot(t)
+	if !linksGhread(t, root) {
+		t.Skip("kmx does not link ghread yet (the live read is not wired into runs): there is no client in the binary to override")
+	}
+	const repository = "octo-org/Hello-World"
+	dir := t.TempDir()
+	f, err := ghreadtest.Start(dir, ghreadtest.Options{Items: []ghreadtest.Item{{Number: 7, Title: "Add the tool harness", Repository: repository, Merged: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	agent := filepath.Join(dir, "merged.agent.md")
+	src := "---\ntools: [github_list_merged_prs]\n---\nList what was merged.\n\nCall the tool `github_list_merged_prs`\n\n## Examples\n\n```yaml\n" +
+		"- id: weekly\n  input: What was merged?\n  assert:\n    - contains: \"Add the tool harness\"\n```\n"
+	if err := os.WriteFile(agent, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`{"schemaVersion": "kmx.local-tools/v1", "bindings": [{"name": "github_list_merged_prs", "endpointRef": "github-mcp", "repository": "`+repository+`"}], "endpoints": {"github-mcp": {"url": "https://api.githubcopilot.com/mcp/readonly", "credentialEnv": "KMX_TEST_GH"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(bin string) (int, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "test", "merged.agent.md", "--model", "fake", "--tool-bindings", "tools.json")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "KMX_HOME="+testutil.PrivateDir(t), "KMX_TEST_GH=fixture-credential-value-4242")
+		cmd.Env = append(cmd.Env, f.Env()...)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+
+	code, out := run(buildKMXFile(t, root))
+	if code == 0 || !strings.Contains(out, TestEndpointEnv+" is set, but this build of kmx has no test endpoint") {
+		t.Fatalf("the release binary did not refuse the override: exit %d\n%s", code, out)
+	}
+	if strings.Contains(out, "fixture-credential-value-4242") {
+		t.Error("the output quotes the credential")
+	}
+	if n := f.Requests(); n != 0 {
+		t.Fatalf("the release binary sent %d requests to the fixture", n)
+	}
+
+	code, out = run(buildKMXFile(t, root, "-tags", "kmxtest"))
+	if code != 0 || f.Calls() != 1 {
+		t.Fatalf("the kmxtest build did not read from the fixture (exit %d, %d calls): this test's setup is broken\n%s", code, f.Calls(), out)
+	}
 }
