@@ -10,7 +10,8 @@
 #              at the default concurrency and at 8 (floors 2.6 s and 1.4 s)
 #   rss        kmx test --concurrency 8, N=2000, fake model: peak RSS
 #
-# Times are wall seconds from /usr/bin/time; read `uptime` with them.
+# Times are wall seconds and CPU (user+sys) seconds from /usr/bin/time; read
+# `uptime` with them: under load the wall figures mostly measure waiting.
 # Usage: scripts/bench-compare.sh   (PAIRS=5 N=2000 WAZA=/path/to/waza)
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
@@ -36,17 +37,21 @@ serve() { # serve DELAY: start an endpoint, print its base URL
   for _ in $(seq 50); do [ -s "$work/url-$1" ] && break; sleep 0.1; done
   head -1 "$work/url-$1"
 }
-timed() { # timed LABEL CMD...: append "seconds maxrss_kb" to $work/LABEL.times
+timed() { # timed LABEL CMD...: append "seconds maxrss_kb cpu_seconds" to $work/LABEL.times
   local label=$1
   shift
-  /usr/bin/time -f "%e %M" -o "$work/t" "$@" > /dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
-  cat "$work/t" >> "$work/$label.times"
+  /usr/bin/time -f "%e %M %U %S" -o "$work/t" "$@" > /dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
+  awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}' "$work/t" >> "$work/$label.times"
 }
 median() { sort -n | awk '{a[NR]=$1} END { if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 report() { # report LABEL
-  printf "%-34s median %6.2f s   (runs: %s)   peak RSS %s MiB\n" "$1" \
+  printf "%-34s median %6.2f s   (runs: %s)   CPU median %5.2f s   peak RSS %s MiB\n" "$1" \
     "$(cut -d' ' -f1 "$work/$1.times" | median)" "$(cut -d' ' -f1 "$work/$1.times" | tr '\n' ' ')" \
+    "$(cut -d' ' -f3 "$work/$1.times" | median)" \
     "$(cut -d' ' -f2 "$work/$1.times" | sort -n | tail -1 | awk '{printf "%.1f", $1/1024}')"
+}
+ratio() { # ratio A B FIELD: the median over pairs of A's FIELD / B's FIELD
+  paste -d' ' <(cut -d' ' -f"$3" "$work/$1.times") <(cut -d' ' -f"$3" "$work/$2.times") | awk '{print $1/$2}' | median
 }
 
 gen "$N" fake "$work/fake.agent.md"
@@ -91,6 +96,6 @@ report floor
 report slow-default
 report slow-c8
 report rss-c8
-paste -d' ' <(cut -d' ' -f1 "$work/endpoint.times") <(cut -d' ' -f1 "$work/floor.times") | awk '{print $1/$2}' | median | xargs printf "endpoint/floor ratio, median of pairs: %.2f\n"
-[ -z "${WAZA:-}" ] || paste -d' ' <(cut -d' ' -f1 "$work/fake.times") <(cut -d' ' -f1 "$work/waza.times") | awk '{print $1/$2}' | median | xargs printf "fake/waza ratio, median of pairs: %.2f\n"
+printf "endpoint/floor ratio, median of pairs: wall %.2f, CPU %.2f\n" "$(ratio endpoint floor 1)" "$(ratio endpoint floor 3)"
+[ -z "${WAZA:-}" ] || printf "fake/waza ratio, median of pairs: wall %.2f, CPU %.2f\n" "$(ratio fake waza 1)" "$(ratio fake waza 3)"
 ls -l "$work/home/local-preview/journals/" | awk -v n="$N" '/\.db$/ && $5 > 100000 {print "journal bytes per example (last N-example run): " $5/n; exit}'
