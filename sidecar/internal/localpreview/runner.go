@@ -189,8 +189,8 @@ type Plan struct {
 	subjectErr error
 	// regrade is set for a re-grade (Options.FromRun).
 	regrade *regrade
-	// liveTools answers live-bound tools' calls (the editor route's tool
-	// binding), else nil.
+	// liveTools answers live-bound tools' calls: the --tool-bindings read,
+	// or the editor route's tool binding; else nil.
 	liveTools harness.LiveTools
 }
 
@@ -265,10 +265,7 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 		return nil, refuse(fmt.Sprintf("set the concurrency to a number from 1 to %d (default %d)", MaxConcurrency, DefaultConcurrency),
 			"concurrency %d is outside 1 to %d", opts.Concurrency, MaxConcurrency)
 	}
-	if err := prepareTools(req.Path, plan); err != nil {
-		return nil, err
-	}
-	if err := checkToolBinding(opts, req, plan); err != nil {
+	if err := prepareTools(opts, req, plan); err != nil {
 		return nil, err
 	}
 	rt, err := resolveRoutes(ctx, opts, plan)

@@ -12,6 +12,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	kmxversion "github.com/kmxdev/kmx/sidecar/internal/version"
 )
 
 // planTools is the tool part of a Plan: kmx.yaml's settings frozen at run
@@ -21,6 +22,8 @@ type planTools struct {
 	settings localtools.Settings
 	// sets maps an example ID (or adHocID) to its tool set.
 	sets map[string][]localtools.Tool
+	// github is the --tool-bindings read when the run uses it, else nil.
+	github *githubRead
 }
 
 // declared is the file's declared tool names, in order.
@@ -32,13 +35,15 @@ func declared(a *agentfile.Agent) []string {
 	return out
 }
 
-// prepareTools reads kmx.yaml beside the agent file and freezes every
+// prepareTools reads kmx.yaml beside the agent file, applies a
+// --tool-bindings file (reading its credential once), and freezes every
 // selected example's tool set. Every declared name is in every set: a
 // declared tool is never left out. Refuses, before anything is created or
-// sent, an unusable kmx.yaml and a recording that holds a credential.
-func prepareTools(path string, plan *Plan) error {
+// sent, an unusable kmx.yaml, an unusable binding or credential, and a
+// recording that holds a credential.
+func prepareTools(opts Options, req Request, plan *Plan) error {
 	names := declared(plan.Agent)
-	settings, err := localtools.ReadSettings(path, names)
+	settings, err := localtools.ReadSettings(req.Path, names)
 	if err != nil {
 		var se *localtools.SettingsError
 		if errors.As(err, &se) {
@@ -50,8 +55,15 @@ func prepareTools(path string, plan *Plan) error {
 	if len(names) == 0 {
 		return nil
 	}
+	if err := bindGitHub(opts, req, plan); err != nil {
+		return err
+	}
+	var bound map[string]bool
+	if g := plan.tools.github; g != nil {
+		bound = map[string]bool{g.name: true}
+	}
 	freeze := func(id string, recs []agentfile.ToolRecording) error {
-		set, err := localtools.Freeze(settings, recs, nil)
+		set, err := localtools.Freeze(settings, recs, bound)
 		if err != nil {
 			return refuse("remove the credential from the recording; kmx never sends or journals credential-shaped text",
 				"example %q: %s", id, err.Error())
@@ -70,16 +82,13 @@ func prepareTools(path string, plan *Plan) error {
 	return nil
 }
 
-// checkToolBinding applies a --tool-bindings file to a run. The binding is
-// used only when the file declares the bound tool and kmx.yaml leaves it
+// bindGitHub applies a --tool-bindings file to a run. The binding is used
+// only when the file declares the bound tool and kmx.yaml leaves it
 // Enabled; only then is its credential variable read, once, and refused
 // when it is missing or empty or when its value is in the agent file or
-// the input, all before the journal exists.
-//
-// This build has the binding file but not yet the live GitHub read, so an
-// Enabled bound tool is refused here, after every check, rather than being
-// offered as the unavailable stub behind the user's back.
-func checkToolBinding(opts Options, req Request, plan *Plan) error {
+// the input, all before the journal exists. The bound tool then answers
+// live (ghread) whenever no recording of the example answers the call.
+func bindGitHub(opts Options, req Request, plan *Plan) error {
 	b := opts.ToolBinding
 	if b == nil || plan.tools.settings.State(b.Name) != localtools.Enabled {
 		return nil
@@ -88,15 +97,21 @@ func checkToolBinding(opts Options, req Request, plan *Plan) error {
 	if plan.AdHoc != nil {
 		texts["the input"] = *plan.AdHoc
 	}
-	if _, err := b.Credential(opts.Getenv, texts); err != nil {
+	token, err := b.Credential(opts.Getenv, texts)
+	if err != nil {
 		var be *localtools.BindingError
 		if errors.As(err, &be) {
 			return refuse(be.Next(), "--tool-bindings %s", be.Error())
 		}
 		return fmt.Errorf("read the tool binding's credential: %w", err)
 	}
-	return refuse(fmt.Sprintf("run without --tool-bindings (recordings and the stub answer offline), or set %s: Disabled in kmx.yaml", b.Name),
-		"the live GitHub read for %s is not in this build yet: the binding file %s and its credential are valid, but nothing would answer the call", b.Name, b.Path)
+	version := opts.Version
+	if version == "" {
+		version = kmxversion.Version
+	}
+	plan.tools.github = &githubRead{name: b.Name, repository: b.Repository, token: token, version: version}
+	plan.liveTools = plan.tools.github.call
+	return nil
 }
 
 // bindEditorTools binds, on the editor route, each declared tool that

@@ -252,9 +252,8 @@ func TestConversationRefusesDeclaredTools(t *testing.T) {
 
 // TestToolBindingRefusesBeforeAnything: with --tool-bindings, an Enabled
 // bound tool reads its credential variable once, and every refusal (missing
-// or empty credential, the credential in the agent file or the input, and
-// the live read this build does not have yet) comes before the journal
-// exists. A Disabled or undeclared bound tool never reads the variable.
+// or empty credential, the credential in the agent file or the input)
+// comes before the journal exists. A Disabled or undeclared bound tool never reads the variable.
 func TestToolBindingRefusesBeforeAnything(t *testing.T) {
 	// Not credential-shaped: only the exact value identifies it.
 	tok := "opaque-test-value-" + strings.Repeat("7", 8)
@@ -267,7 +266,6 @@ func TestToolBindingRefusesBeforeAnything(t *testing.T) {
 		{name: "missing credential", body: tooledAgent, want: "KMX_TEST_GH is not set or is empty", reads: 1},
 		{name: "credential in the agent file", body: strings.Replace(tooledAgent, "What was merged?", "What was merged? "+tok, 1), value: tok, want: "the agent file contains the value of KMX_TEST_GH", reads: 1},
 		{name: "credential in the input", body: tooledAgent, value: tok, input: &tok, want: "the input contains the value of KMX_TEST_GH", reads: 1},
-		{name: "valid, but no live read in this build", body: tooledAgent, value: tok, want: "not in this build yet", reads: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

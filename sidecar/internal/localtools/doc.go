@@ -7,7 +7,9 @@
 // the first call.
 //
 // Nothing here calls a network, a model or a native tool, and nothing here
-// ever rewrites kmx.yaml or the agent file. Live bindings are a seam
-// (Binder) that this build leaves unset: a declared name without a recording
-// or binding is offered as the unavailable stub, never silently dropped.
+// ever rewrites kmx.yaml or the agent file. A live binding (the
+// --tool-bindings file, read by ReadBinding) only marks a tool's source
+// live: the read itself is the host's executor (ghread, wired by
+// localpreview). A declared name without a recording or binding is offered
+// as the unavailable stub, never silently dropped.
 package localtools

@@ -81,7 +81,7 @@ var ErrNeedsBinding = errors.New("the tool is bound to a live executor")
 
 // Freeze builds the tool set of one example: every declared name, in
 // declaration order, with its kmx.yaml state and the source that answers
-// it. bound names a live binding (none in this build). Recorded results are
+// it. bound names the tools with a live binding. Recorded results are
 // checked for credential shapes here, before anything is journaled.
 func Freeze(settings Settings, recs []agentfile.ToolRecording, bound map[string]bool) ([]Tool, error) {
 	byName := make(map[string]agentfile.ToolRecording, len(recs))

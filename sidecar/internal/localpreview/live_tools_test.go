@@ -1,0 +1,185 @@
+//go:build kmxtest
+
+package localpreview
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/ghread/ghreadtest"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+)
+
+// The live tests point ghread at the owned TLS fixture (ghreadtest, test
+// builds only): no test reaches the network.
+
+const liveRepo = "octo-org/Hello-World"
+
+// liveToken is the fixture credential; not credential-shaped, so only its
+// exact value identifies it.
+const liveToken = "fixture-credential-value-4242"
+
+var liveBinding = &localtools.Binding{Path: "tools.json", Name: localtools.GitHubTool, Repository: liveRepo,
+	URL: localtools.GitHubMCPURL, CredentialEnv: "KMX_TEST_GH"}
+
+// liveAgent calls the bound tool in each example; the fake model's second
+// answer is the tool result, so the assertion sees what the read returned.
+func liveAgent(examples string) string {
+	return "---\ntools: [github_list_merged_prs]\n---\nList what was merged.\n\nCall the tool `github_list_merged_prs`\n\n## Examples\n\n```yaml\n" + examples + "```\n"
+}
+
+const pendingExample = `- id: weekly
+  input: What was merged?
+  tools:
+    github_list_merged_prs:
+      recorded:
+        calls: []
+  assert:
+    - contains: "Add the tool harness"
+    - toolCalled: github_list_merged_prs
+`
+
+var mergedItems = []ghreadtest.Item{
+	{Number: 7, Title: "Add the tool harness", Repository: liveRepo, Merged: true},
+	{Number: 8, Title: "Still open", Repository: liveRepo},
+	{Number: 9, Title: "Other repository", Repository: "octo-org/Other", Merged: true},
+	{Number: 10, Title: "Other letter case", Repository: "Octo-Org/hello-world", Merged: true},
+}
+
+// liveOptions reads the credential through a counting getenv.
+func liveOptions(t *testing.T, home string, reads *int) Options {
+	return Options{StateDir: home, Model: "fake", ToolBinding: liveBinding, Concurrency: 1,
+		Getenv: func(name string) string {
+			if name == "KMX_TEST_GH" {
+				*reads++
+				return liveToken
+			}
+			return ""
+		}}
+}
+
+// TestLiveReadAnswersTheBoundTool: a model-selected call of the bound tool
+// executes through ghread once per call (the credential read once per
+// invocation), only {number, title} of merged items of the bound
+// repository reach the model, the source is live everywhere it is
+// reported, and the journal replays offline with no binding, credential or
+// network call.
+func TestLiveReadAnswersTheBoundTool(t *testing.T) {
+	f := ghreadtest.Use(t, ghreadtest.Options{Items: mergedItems})
+	home := testutil.PrivateDir(t)
+	reads := 0
+	req := toolAgent(t, liveAgent(pendingExample+strings.ReplaceAll(pendingExample, "weekly", "again")), "")
+	rep, err := Test(context.Background(), liveOptions(t, home, &reads), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictPass {
+		t.Fatalf("verdict %s: %+v", rep.Verdict, rep.Examples)
+	}
+	for _, ex := range rep.Examples {
+		if ex.ToolCalls != 1 || len(ex.ToolSources) != 1 || ex.ToolSources[0] != (ToolSource{Name: localtools.GitHubTool, Source: localtools.SourceLive}) {
+			t.Errorf("example %s: toolCalls %d, sources %+v", ex.ID, ex.ToolCalls, ex.ToolSources)
+		}
+	}
+	if reads != 1 {
+		t.Errorf("read the credential variable %d times, want once per invocation", reads)
+	}
+	if f.Calls() != 2 {
+		t.Errorf("the fixture answered %d reads, want one per call (2)", f.Calls())
+	}
+	var results []string
+	for _, recs := range readJournal(t, home, rep.RunID) {
+		for _, r := range recs {
+			switch r.Kind {
+			case journal.KindSessionPlaced:
+				var p journal.SessionPlaced
+				if err := journal.Decode(r.Payload, &p); err != nil {
+					t.Fatal(err)
+				}
+				if p.Purpose == "agent" && (len(p.Tools) != 1 || p.Tools[0].Source != localtools.SourceLive || !p.Tools[0].Pending) {
+					t.Errorf("frozen tool set %+v: want the bound name live and pending", p.Tools)
+				}
+			case journal.KindToolResult:
+				var tr journal.ToolResult
+				if err := journal.Decode(r.Payload, &tr); err != nil {
+					t.Fatal(err)
+				}
+				results = append(results, tr.Source+" "+tr.Result)
+			}
+		}
+	}
+	want := `live {"repository":"octo-org/Hello-World","pullRequests":[{"number":7,"title":"Add the tool harness"}]}`
+	if len(results) != 2 || results[0] != want || results[1] != want {
+		t.Fatalf("journaled results %q, want twice %q", results, want)
+	}
+	raw, err := os.ReadFile(rep.JournalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), liveToken) {
+		t.Error("the journal holds the credential")
+	}
+
+	// Offline inspection: no binding, no credential, no network.
+	os.Unsetenv(ghreadtest.EndpointEnv)
+	before := f.Requests()
+	in, err := Inspect(context.Background(), journal.Dir(home), rep.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.LiveCalls != 0 || in.Summary.Verified != 2 || f.Requests() != before {
+		t.Fatalf("inspection: live calls %d, verified %d, fixture requests %d -> %d", in.LiveCalls, in.Summary.Verified, before, f.Requests())
+	}
+	for _, turn := range in.Turns {
+		if len(turn.ToolCalls) != 1 || turn.ToolCalls[0].Source != localtools.SourceLive {
+			t.Errorf("inspected calls %+v", turn.ToolCalls)
+		}
+	}
+}
+
+// TestLiveReadFailureIsUnknown: an incomplete search, a schema change, a
+// refused credential and a title holding the credential each fail the
+// call: the example is unknown, later examples are not sent, and nothing
+// is retried.
+func TestLiveReadFailureIsUnknown(t *testing.T) {
+	two := pendingExample + strings.ReplaceAll(pendingExample, "weekly", "later")
+	for _, tc := range []struct {
+		name string
+		o    ghreadtest.Options
+		want string
+	}{
+		{"incomplete results", ghreadtest.Options{Items: mergedItems, Incomplete: true}, "incomplete"},
+		{"schema change", ghreadtest.Options{Items: mergedItems, ChangedSchema: true}, "input schema changed"},
+		{"401", ghreadtest.Options{Status: http.StatusUnauthorized}, "HTTP 401"},
+		{"title holds the credential", ghreadtest.Options{Items: []ghreadtest.Item{{Number: 1, Title: "leak " + liveToken, Repository: liveRepo, Merged: true}}}, "holds the configured credential"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := ghreadtest.Use(t, tc.o)
+			home := testutil.PrivateDir(t)
+			reads := 0
+			rep, err := Test(context.Background(), liveOptions(t, home, &reads), toolAgent(t, liveAgent(two), ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, later := rep.Examples[0], rep.Examples[1]
+			if first.Verdict != VerdictUnknown || !strings.Contains(first.Message, tc.want) {
+				t.Errorf("first example %s %q, want unknown saying %q", first.Verdict, first.Message, tc.want)
+			}
+			if later.Verdict != VerdictUnknown || !strings.HasPrefix(later.Message, "not sent") {
+				t.Errorf("later example %s %q, want unknown and not sent", later.Verdict, later.Message)
+			}
+			if f.Calls() > 1 {
+				t.Errorf("the fixture answered %d reads; nothing is retried", f.Calls())
+			}
+			raw, _ := os.ReadFile(rep.JournalPath)
+			if strings.Contains(string(raw), liveToken) || strings.Contains(first.Message, liveToken) {
+				t.Error("the credential reached the journal or the result")
+			}
+		})
+	}
+}
