@@ -196,6 +196,9 @@ type ToolRecording struct {
 	Pending bool
 	Calls   []RecordedCall
 	Range   Range
+	// CallsRange covers the `calls` sequence's own text (for a pending
+	// recording, its `[]`): where a capture writes the first call.
+	CallsRange Range
 }
 
 // RecordedCall is one saved tool call: its arguments and result as JSON text.

@@ -348,6 +348,7 @@ func (s *slab) shiftExample(ex Example, d Position) Example {
 		ts := take(&s.tools, len(ex.Tools), s.chunk)
 		for i, t := range ex.Tools {
 			t.Range = shiftRange(t.Range, d)
+			t.CallsRange = shiftRange(t.CallsRange, d)
 			if t.Calls != nil {
 				t.Calls = append(take(&s.calls, len(t.Calls), s.chunk)[:0], t.Calls...)
 			}

@@ -326,44 +326,45 @@ func (p *parser) recordings(fr fragment, k, v *yaml.Node) []ToolRecording {
 			p.errorf(r, CodeRecordingUndecl, "recording for tool "+quote(tk.Value)+", which the frontmatter does not declare: add it to `tools:` or fix the name")
 			continue
 		}
-		rec, err := p.recording(tv)
+		rec, calls, err := p.recording(tv)
 		if err != "" {
 			p.errorf(p.pairRange(fr, tk, tv), CodeMalformedRecording, "recording for "+quote(tk.Value)+" "+err)
 			continue
 		}
-		rec.Tool, rec.Range = tk.Value, r
+		rec.Tool, rec.Range, rec.CallsRange = tk.Value, r, p.nodeRange(fr, calls)
 		out = append(out, rec)
 	}
 	return out
 }
 
-// recording reads `{recorded: {calls: [{arguments, result}...]}}`; the
-// returned text says what is wrong, empty when nothing is.
-func (p *parser) recording(v *yaml.Node) (ToolRecording, string) {
+// recording reads `{recorded: {calls: [{arguments, result}...]}}` and
+// returns its calls node; the returned text says what is wrong, empty
+// when nothing is.
+func (p *parser) recording(v *yaml.Node) (ToolRecording, *yaml.Node, string) {
 	const shape = "must be `recorded: {calls: [{arguments: ..., result: ...}]}` (`calls: []` while pending)"
 	v = resolve(v)
 	if v == nil || v.Kind != yaml.MappingNode || len(v.Content) != 2 || v.Content[0].Value != "recorded" {
-		return ToolRecording{}, shape
+		return ToolRecording{}, nil, shape
 	}
 	rec := resolve(v.Content[1])
 	if rec == nil || rec.Kind != yaml.MappingNode || len(rec.Content) != 2 || rec.Content[0].Value != "calls" {
-		return ToolRecording{}, shape
+		return ToolRecording{}, nil, shape
 	}
 	calls := resolve(rec.Content[1])
 	if calls == nil || calls.Kind != yaml.SequenceNode {
-		return ToolRecording{}, shape
+		return ToolRecording{}, nil, shape
 	}
 	out := ToolRecording{Pending: len(calls.Content) == 0}
 	for _, c := range calls.Content {
 		c = resolve(c)
 		if c == nil || c.Kind != yaml.MappingNode {
-			return ToolRecording{}, "has a call that is not a mapping of `arguments` and `result`"
+			return ToolRecording{}, nil, "has a call that is not a mapping of `arguments` and `result`"
 		}
 		var call RecordedCall
 		for i := 0; i+1 < len(c.Content); i += 2 {
 			js, err := toJSON(c.Content[i+1])
 			if err != nil {
-				return ToolRecording{}, "has a value with no JSON form: " + err.Error()
+				return ToolRecording{}, nil, "has a value with no JSON form: " + err.Error()
 			}
 			switch c.Content[i].Value {
 			case "arguments":
@@ -371,13 +372,13 @@ func (p *parser) recording(v *yaml.Node) (ToolRecording, string) {
 			case "result":
 				call.Result = js
 			default:
-				return ToolRecording{}, "has a call key " + quote(c.Content[i].Value) + ": a call has only `arguments` and `result`"
+				return ToolRecording{}, nil, "has a call key " + quote(c.Content[i].Value) + ": a call has only `arguments` and `result`"
 			}
 		}
 		if call.Arguments == "" || call.Result == "" {
-			return ToolRecording{}, "has a call without `arguments` or `result`: give both"
+			return ToolRecording{}, nil, "has a call without `arguments` or `result`: give both"
 		}
 		out.Calls = append(out.Calls, call)
 	}
-	return out, ""
+	return out, calls, ""
 }

@@ -99,6 +99,7 @@ func printFooter(w io.Writer, rep *localpreview.Report) {
 	if rep.RunID != "" {
 		fmt.Fprintf(w, "run %s · journal %s\n", rep.RunID, rep.JournalPath)
 	}
+	printCapture(w, rep.Capture)
 	fmt.Fprintf(w, "%s: verdict %s (not deployment qualification)\n", localpreview.Label, rep.Verdict)
 }
 

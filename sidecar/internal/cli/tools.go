@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
@@ -45,4 +46,22 @@ func junitToolProps(ex localpreview.ExampleResult) *junitProps {
 		props.Items = append(props.Items, junitProp{"toolSource", s.Name + "=" + s.Source})
 	}
 	return props
+}
+
+// printCapture says what became of the pending recordings a live call
+// answered: saved into the file (with its new revision), or why not.
+func printCapture(w io.Writer, c *localpreview.CaptureReport) {
+	if c == nil {
+		return
+	}
+	what := make([]string, 0, len(c.Captured))
+	for _, t := range c.Captured {
+		what = append(what, t.Example+"/"+t.Tool)
+	}
+	switch c.Status {
+	case localpreview.CaptureSaved:
+		fmt.Fprintf(w, "captured %s into %s (new revision %s; this result is for the executed one)\n", strings.Join(what, ", "), c.Path, short(c.Revision))
+	default:
+		fmt.Fprintf(w, "capture %s: %s\nnext: %s\n", c.Status, c.Message, c.Next)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/ghread/ghreadtest"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
@@ -180,6 +181,136 @@ func TestLiveReadFailureIsUnknown(t *testing.T) {
 			if strings.Contains(string(raw), liveToken) || strings.Contains(first.Message, liveToken) {
 				t.Error("the credential reached the journal or the result")
 			}
+			if rep.Capture != nil {
+				t.Errorf("a failed read was captured: %+v", rep.Capture)
+			}
 		})
+	}
+}
+
+// TestCaptureJourney: one agent file goes pending, then captured live from
+// the fixture (a checked edit that keeps every other byte), then tested
+// offline from its recording with zero network calls; the capture is
+// written once.
+func TestCaptureJourney(t *testing.T) {
+	f := ghreadtest.Use(t, ghreadtest.Options{Items: mergedItems})
+	home := testutil.PrivateDir(t)
+	reads := 0
+	body := liveAgent(pendingExample)
+	req := toolAgent(t, body, "")
+	rep, err := Test(context.Background(), liveOptions(t, home, &reads), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictPass || rep.Capture == nil || rep.Capture.Status != CaptureSaved {
+		t.Fatalf("verdict %s, capture %+v", rep.Verdict, rep.Capture)
+	}
+	got, err := os.ReadFile(req.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := `[{"arguments": {}, "result": {"repository":"octo-org/Hello-World","pullRequests":[{"number":7,"title":"Add the tool harness"}]}}]`
+	if want := strings.Replace(body, "calls: []", "calls: "+call, 1); string(got) != want {
+		t.Fatalf("captured file:\n%s\nwant:\n%s", got, want)
+	}
+	if rep.Agent.Revision != agentfile.Parse(req.Path, []byte(body)).Agent.Revision {
+		t.Error("the result does not keep the executed revision")
+	}
+	if rep.Capture.Revision != agentfile.Parse(req.Path, got).Agent.Revision || rep.Capture.Revision == rep.Agent.Revision {
+		t.Errorf("capture revision %s does not name the saved file", rep.Capture.Revision)
+	}
+	if len(rep.Capture.Captured) != 1 || rep.Capture.Captured[0] != (CapturedTool{Example: "weekly", Tool: localtools.GitHubTool}) {
+		t.Errorf("captured %+v", rep.Capture.Captured)
+	}
+
+	// The next test runs from the recording: zero network calls, even with
+	// the binding still given, and nothing is captured again.
+	before := f.Requests()
+	again, err := Test(context.Background(), liveOptions(t, home, &reads), Request{Path: req.Path, Source: got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Verdict != VerdictPass || f.Requests() != before || again.Capture != nil {
+		t.Fatalf("offline test: verdict %s, fixture requests %d -> %d, capture %+v", again.Verdict, before, f.Requests(), again.Capture)
+	}
+	if src := again.Examples[0].ToolSources; len(src) != 1 || src[0].Source != localtools.SourceRecorded {
+		t.Errorf("offline sources %+v, want recorded", src)
+	}
+	if now, _ := os.ReadFile(req.Path); string(now) != string(got) {
+		t.Error("the second run rewrote the file")
+	}
+	// And with no binding at all.
+	offline, err := Test(context.Background(), Options{StateDir: home, Model: "fake"}, Request{Path: req.Path, Source: got})
+	if err != nil || offline.Verdict != VerdictPass || f.Requests() != before {
+		t.Fatalf("unbound offline test: %v %v, requests %d", offline.Verdict, err, f.Requests())
+	}
+}
+
+// TestCaptureRefusedWhenTheFileChanged: a file edited during the run is
+// left exactly as edited, the capture is refused and the run is not a
+// full success.
+func TestCaptureRefusedWhenTheFileChanged(t *testing.T) {
+	ghreadtest.Use(t, ghreadtest.Options{Items: mergedItems})
+	home := testutil.PrivateDir(t)
+	reads := 0
+	req := toolAgent(t, liveAgent(pendingExample), "")
+	edited := string(req.Source) + "\n<!-- edited during the run -->\n"
+	opts := liveOptions(t, home, &reads)
+	opts.OnFinished = func(ExampleResult) {
+		if err := os.WriteFile(req.Path, []byte(edited), 0o600); err != nil {
+			t.Error(err)
+		}
+	}
+	rep, err := Test(context.Background(), opts, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Capture == nil || rep.Capture.Status != CaptureRefused || !strings.Contains(rep.Capture.Message, "changed since the run started") {
+		t.Fatalf("capture %+v, want refused", rep.Capture)
+	}
+	if rep.Verdict == VerdictPass || rep.Examples[0].Verdict != VerdictPass {
+		t.Errorf("file verdict %s (example %s): a refused capture withholds full success only", rep.Verdict, rep.Examples[0].Verdict)
+	}
+	if now, _ := os.ReadFile(req.Path); string(now) != edited {
+		t.Error("the changed file was touched")
+	}
+}
+
+// TestCaptureAsEditAndUncalledTools: the editor gets the capture as an
+// edit of the `[]` (nothing written); a tool the model did not call stays
+// pending and nothing is read.
+func TestCaptureAsEditAndUncalledTools(t *testing.T) {
+	f := ghreadtest.Use(t, ghreadtest.Options{Items: mergedItems})
+	home := testutil.PrivateDir(t)
+	reads := 0
+	req := toolAgent(t, liveAgent(pendingExample), "")
+	opts := liveOptions(t, home, &reads)
+	opts.CaptureAsEdit = true
+	rep, err := Test(context.Background(), opts, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Capture
+	if c == nil || c.Status != CaptureEdit || len(c.Edits) != 1 {
+		t.Fatalf("capture %+v", c)
+	}
+	e := c.Edits[0]
+	if string(req.Source[e.Range.Start.Offset:e.Range.End.Offset]) != "[]" || e.Path != req.Path || !strings.HasPrefix(e.NewText, `[{"arguments": {}, "result": {`) {
+		t.Errorf("edit %+v", e)
+	}
+	if now, _ := os.ReadFile(req.Path); string(now) != string(req.Source) {
+		t.Error("an edit-mode capture wrote the file")
+	}
+
+	uncalled := strings.Replace(liveAgent(pendingExample), "Call the tool `github_list_merged_prs`", "Reply with exactly `Add the tool harness`.", 1)
+	uncalled = strings.Replace(uncalled, "    - toolCalled: github_list_merged_prs\n", "", 1)
+	req2 := toolAgent(t, uncalled, "")
+	calls := f.Calls()
+	rep2, err := Test(context.Background(), liveOptions(t, home, &reads), req2)
+	if err != nil || rep2.Verdict != VerdictPass || rep2.Capture != nil || f.Calls() != calls {
+		t.Fatalf("uncalled: %v %v capture %+v, reads %d -> %d", rep2.Verdict, err, rep2.Capture, calls, f.Calls())
+	}
+	if now, _ := os.ReadFile(req2.Path); string(now) != uncalled {
+		t.Error("an uncalled tool's pending recording was touched")
 	}
 }

@@ -51,6 +51,9 @@ type Report struct {
 	Trials int `json:"trials,omitempty"`
 	// Regrade is set on a re-grade (kmx test FILE --from RUN).
 	Regrade *RegradeReport `json:"regrade,omitempty"`
+	// Capture is set when a live call answered a pending recording: whether
+	// it was saved into the file (or returned as an edit), and why not.
+	Capture *CaptureReport `json:"capture,omitempty"`
 }
 
 // RegradeReport says what a re-grade reused and what it sent.

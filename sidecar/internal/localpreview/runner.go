@@ -104,6 +104,10 @@ type Options struct {
 	NewExecutor func(j *journal.Journal, p *Plan) (Executor, func(), error)
 	// Version is the kmx version recorded in the journal.
 	Version string
+	// CaptureAsEdit returns a capture as an edit (Report.Capture.Edits)
+	// instead of writing the file: the editor applies it as one undoable
+	// WorkspaceEdit. The CLI and MCP leave it false and the file is edited.
+	CaptureAsEdit bool
 }
 
 // Request names the file and what to run.
@@ -192,18 +196,34 @@ type Plan struct {
 	// liveTools answers live-bound tools' calls: the --tool-bindings read,
 	// or the editor route's tool binding; else nil.
 	liveTools harness.LiveTools
+	// files holds the exact bytes parsed at run start, by path.
+	files map[string][]byte
 }
 
 // prepare parses and checks everything that can be refused, before any
 // journal exists or any request is sent.
 func prepare(ctx context.Context, opts Options, req Request, rep *Report) (*Plan, error) {
-	res, agentPath, err := agentfile.ParseFile(req.Path, req.Source, req.reader())
+	// The exact bytes parsed, per path: a capture edits them, and only
+	// while the file still holds them.
+	files := map[string][]byte{req.Path: req.Source}
+	read := req.reader()
+	res, agentPath, err := agentfile.ParseFile(req.Path, req.Source, func(p string) ([]byte, error) {
+		b, err := read(p)
+		if err == nil {
+			files[p] = b
+		}
+		return b, err
+	})
 	if err != nil {
 		return nil, refuse("open the agent file itself, or put it beside its examples file", "%v", err)
 	}
 	req.Path = agentPath
 	rep.Agent.Path = agentPath
-	return prepareParsed(ctx, opts, req, res, rep)
+	plan, err := prepareParsed(ctx, opts, req, res, rep)
+	if plan != nil {
+		plan.files = files
+	}
+	return plan, err
 }
 
 // prepareParsed is prepare on a parse the caller already has (Preflight);
@@ -442,6 +462,15 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 	// failure record.
 	if command == "test" && rep.Verdict != VerdictPass && status == journal.StatusFinished && !l.execFailed {
 		rep.Retention = retain(root, plan, rep)
+	}
+	// A pending recording a live call answered is captured only now, from
+	// the finalized journal. A capture that was due and not saved
+	// withholds full success: the file verdict is then not a pass.
+	if status == journal.StatusFinished {
+		rep.Capture = capture(ctx, opts, plan, rep, dir)
+		if c := rep.Capture; c != nil && (c.Status == CaptureRefused || c.Status == CaptureFailed) && rep.Verdict == VerdictPass {
+			rep.Verdict = VerdictUnknown
+		}
 	}
 	return nil
 }

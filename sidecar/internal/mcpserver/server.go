@@ -260,6 +260,13 @@ func summary(rep *localpreview.Report) string {
 	if rep.RunID != "" {
 		fmt.Fprintf(&b, "\nrun %s, journal %s", rep.RunID, rep.JournalPath)
 	}
+	if c := rep.Capture; c != nil {
+		if c.Status == localpreview.CaptureSaved {
+			fmt.Fprintf(&b, "\ncaptured %d pending recording(s) into %s (new revision %s; this result is for the executed revision)", len(c.Captured), c.Path, c.Revision)
+		} else {
+			fmt.Fprintf(&b, "\ncapture %s: %s; next: %s", c.Status, c.Message, c.Next)
+		}
+	}
 	return b.String()
 }
 
