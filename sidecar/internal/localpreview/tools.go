@@ -132,6 +132,12 @@ func bindEditorTools(ctx context.Context, plan *Plan, rt *routes) error {
 	if len(enabled) == 0 {
 		return nil
 	}
+	if g := plan.tools.github; g != nil {
+		// One source per tool: the binding file's read is not mixed with
+		// the tools VS Code offers.
+		return refuse(fmt.Sprintf("run on the fake model (--model fake) to use the binding file, or drop the binding so the tool VS Code offers as %s answers", g.name),
+			"the tool binding file binds %s, but this run is on the editor route, where declared tools bind to the tools VS Code offers", g.name)
+	}
 	if err := rt.editor.bindTools(ctx, enabled); err != nil {
 		return err
 	}
