@@ -237,6 +237,7 @@ export interface Report {
   refusal?: RefusalReport;
   trials?: number;
   regrade?: RegradeReport;
+  capture?: CaptureReport;
 }
 
 /** Go: localpreview.AgentRef */
@@ -373,6 +374,30 @@ export interface RegradeReport {
   reusedJudgeSamples: number;
   replayed: number;
   notRegraded: number;
+}
+
+/** Go: localpreview.CaptureReport */
+export interface CaptureReport {
+  status: string;
+  path: string;
+  captured: CapturedTool[] | null;
+  revision?: string;
+  message?: string;
+  next?: string;
+  edits?: CaptureTextEdit[];
+}
+
+/** Go: localpreview.CapturedTool */
+export interface CapturedTool {
+  example: string;
+  tool: string;
+}
+
+/** Go: localpreview.CaptureTextEdit */
+export interface CaptureTextEdit {
+  path: string;
+  range: Range;
+  newText: string;
 }
 
 /** Go: lsp.TestParams */
