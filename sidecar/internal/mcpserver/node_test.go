@@ -22,42 +22,12 @@ type nodeTools struct {
 	node, inspector, conformance string
 }
 
-// installNodeTools runs scripts/mcp-tools.sh (cached outside the repo). It
-// skips only when CI is unset and npm is missing; under CI=true a missing
-// npm fails, so these tests are never silently skipped in CI.
+// installNodeTools installs them (testutil.InstallMCPTools: cached, and
+// skipped only when CI is unset and npm is missing).
 func installNodeTools(t *testing.T) nodeTools {
 	t.Helper()
-	if _, err := exec.LookPath("npm"); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("npm is not installed and CI is unset: skipping the MCP inspector and conformance tests (install npm to run them)")
-		}
-		t.Fatalf("CI is set but npm is not installed: the MCP inspector and conformance tests must run")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(testutil.ModuleRoot(t), "scripts", "mcp-tools.sh"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("scripts/mcp-tools.sh: %v\n%s", err, stderr.String())
-	}
-	var nt nodeTools
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		k, v, _ := strings.Cut(line, "=")
-		switch k {
-		case "NODE":
-			nt.node = v
-		case "INSPECTOR":
-			nt.inspector = v
-		case "CONFORMANCE":
-			nt.conformance = v
-		}
-	}
-	if nt.node == "" || nt.inspector == "" || nt.conformance == "" {
-		t.Fatalf("scripts/mcp-tools.sh printed %q, want NODE=, INSPECTOR= and CONFORMANCE= lines", out)
-	}
-	return nt
+	mt := testutil.InstallMCPTools(t)
+	return nodeTools{node: mt.Node, inspector: mt.Inspector, conformance: mt.Conformance}
 }
 
 // TestInspectorCLI lists and calls the tools over stdio with the official
