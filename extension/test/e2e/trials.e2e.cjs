@@ -35,6 +35,22 @@ const wobbly = [
 
 module.exports = function register(h) {
   const { step, palette, shot, setMachineSetting } = h;
+  // Each step after the first needs the one before it: once one fails,
+  // the rest say so instead of waiting out their timeouts.
+  let failed = "";
+  function chained(name, timeoutMs, fn) {
+    step(name, timeoutMs, async () => {
+      if (failed !== "") {
+        throw new Error(`not run: it needs "${failed}", which failed`);
+      }
+      try {
+        await fn();
+      } catch (err) {
+        failed = name;
+        throw err;
+      }
+    });
+  }
   const page = () => h.page();
 
   // A local OpenAI-compatible endpoint (the edge of the world) that counts
@@ -58,6 +74,7 @@ module.exports = function register(h) {
     });
   });
   after(() => {
+    setMachineSetting("kmx.endpoint", "");
     server.closeAllConnections();
     server.close();
   });
@@ -84,7 +101,7 @@ module.exports = function register(h) {
     }
   }
 
-  step("Test file ×5 marks the example whose answers alternate as flaky 3/5", 180_000, async () => {
+  chained("Test file ×5 marks the example whose answers alternate as flaky 3/5", 180_000, async () => {
     await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
     setMachineSetting("kmx.endpoint", `http://127.0.0.1:${server.address().port}/v1`);
     await palette("View: Close All Editors");
@@ -92,7 +109,16 @@ module.exports = function register(h) {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, "wobbly.agent.md"), wobbly);
     await page().waitForTimeout(1_500);
-    await h.openFile("wobbly.agent.md");
+    // From the Explorer: Quick Open's file index may not have the new
+    // folder yet.
+    await palette("View: Show Explorer");
+    const explorer = page().locator(".explorer-folders-view .monaco-list-row");
+    const fileInTree = explorer.filter({ hasText: "wobbly.agent.md" }).first();
+    if ((await fileInTree.count()) === 0) {
+      await explorer.filter({ hasText: /^trials$/ }).first().click({ timeout: 30_000 });
+    }
+    await fileInTree.click({ timeout: 30_000 });
+    await page().locator(".tabs-container .tab.active", { hasText: "wobbly.agent.md" }).first().waitFor({ timeout: 15_000 });
     await lens("▶ Test file").first().waitFor({ timeout: 60_000 });
 
     await palette("Testing: Focus on Test Explorer View");
@@ -120,7 +146,7 @@ module.exports = function register(h) {
     await page().keyboard.press("Escape");
   });
 
-  step("Re-grade last run grades the journaled answers again with zero model requests", 120_000, async () => {
+  chained("Re-grade last run grades the journaled answers again with zero model requests", 120_000, async () => {
     await palette("Notifications: Clear All Notifications");
     await page().locator(".tabs-container .tab", { hasText: "wobbly.agent.md" }).first().click();
     const before = requests;
@@ -138,7 +164,7 @@ module.exports = function register(h) {
     await shot("regrade-zero-calls");
   });
 
-  step("the replay panel compares the re-grade with the run before it", 120_000, async () => {
+  chained("the replay panel compares the re-grade with the run before it", 120_000, async () => {
     await palette("Notifications: Clear All Notifications");
     await page().locator(".tabs-container .tab", { hasText: "wobbly.agent.md" }).first().click();
     const before = requests;

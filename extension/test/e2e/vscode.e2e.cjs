@@ -465,7 +465,7 @@ step("a tool-declaring file: the lens shows kmx.yaml's state, Run answers Disabl
 });
 
 // Trials, re-grade and compare, on a local endpoint of their own.
-require("./trials.e2e.cjs")({ step, palette, shot, page: () => page, setMachineSetting, openFile });
+require("./trials.e2e.cjs")({ step, palette, shot, page: () => page, setMachineSetting });
 
 // kmx.sidecarPath is machine-scoped, so it is read from the Machine settings.
 function setMachineSetting(key, value) {
