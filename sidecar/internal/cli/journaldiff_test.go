@@ -62,17 +62,24 @@ func writeAgentAt(t *testing.T, dir, name, src string) string {
 	return p
 }
 
+// demoCopy copies a demo file into a fresh folder and returns its text,
+// the folder and the copy's path.
+func demoCopy(t *testing.T, name string) (src []byte, dir, file string) {
+	t.Helper()
+	src, err := os.ReadFile(demoFile(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	return src, dir, writeAgentAt(t, dir, name, string(src))
+}
+
 // TestJournalDiffTranscripts compares runs of the demo file before and
 // after an edit of its directive and an example's ID, and a Run (which
 // records no verdicts), against golden transcripts.
 func TestJournalDiffTranscripts(t *testing.T) {
 	h := home(t)
-	src, err := os.ReadFile(demoFile("release-notes.agent.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	file := writeAgentAt(t, dir, "release-notes.agent.md", string(src))
+	src, dir, file := demoCopy(t, "release-notes.agent.md")
 	a := testRun(t, h, file)
 	edited := strings.Replace(string(src), "Reply with exactly `Release notes:` followed by the input", "Reply with exactly `Release notes -` followed by the input", 1)
 	edited = strings.Replace(edited, "- id: hotfix", "- id: hotfix-2", 1)
@@ -132,12 +139,7 @@ func runIDOf(t *testing.T, h string, args ...string) string {
 // changed verdict, against golden transcripts.
 func TestJournalDiffTranscriptsOfTrialsAndRegrade(t *testing.T) {
 	h := home(t)
-	src, err := os.ReadFile(demoFile("release-notes.agent.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	file := writeAgentAt(t, dir, "release-notes.agent.md", string(src))
+	src, dir, file := demoCopy(t, "release-notes.agent.md")
 	trials := runIDOf(t, h, "test", file, "--trials", "2", "--json")
 	edited := strings.Replace(string(src), "- notContains: TODO", "- notContains: week", 1)
 	if edited == string(src) {

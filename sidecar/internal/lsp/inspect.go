@@ -52,24 +52,7 @@ func (s *Server) inspectRun(ctx context.Context, p InspectParams) (any, error) {
 // lastRun returns the newest run of agentID that is no longer executing, for
 // the "Replay last run" lens; "" when there is none (or no journals yet).
 func (s *Server) lastRun(agentID string) string {
-	dir, err := s.journalDir(MethodListRuns)
-	if err != nil {
-		return ""
-	}
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
-	runs, err := journal.List(dir)
-	if err != nil {
-		return ""
-	}
-	last := ""
-	for _, r := range runs {
-		if endedRun(r.Status) && r.AgentID == agentID && r.ID > last {
-			last = r.ID
-		}
-	}
-	return last
+	return s.newestRun(func(r journal.RunInfo) bool { return endedRun(r.Status) && r.AgentID == agentID })
 }
 
 // lastTestRun returns the newest finished kmx test run of agentID, the one
@@ -77,6 +60,14 @@ func (s *Server) lastRun(agentID string) string {
 // finished recorded its verdicts (the run.result record a re-grade needs);
 // the re-grade itself replays the whole journal before trusting it.
 func (s *Server) lastTestRun(agentID string) string {
+	return s.newestRun(func(r journal.RunInfo) bool {
+		return r.Status == journal.StatusFinished && r.Command == "test" && r.AgentID == agentID
+	})
+}
+
+// newestRun returns the ID of the newest retained run that keep accepts;
+// "" when there is none, or no journal folder yet.
+func (s *Server) newestRun(keep func(journal.RunInfo) bool) string {
 	dir, err := s.journalDir(MethodListRuns)
 	if err != nil {
 		return ""
@@ -90,7 +81,7 @@ func (s *Server) lastTestRun(agentID string) string {
 	}
 	last := ""
 	for _, r := range runs {
-		if r.Status == journal.StatusFinished && r.Command == "test" && r.AgentID == agentID && r.ID > last {
+		if keep(r) && r.ID > last {
 			last = r.ID
 		}
 	}
