@@ -1,12 +1,22 @@
 // The extension's side of the editor route: it answers the sidecar's
-// kmx/languageModel/models and kmx/languageModel/send through vscode.lm.
+// kmx/languageModel/models, send, tools and invokeTool through vscode.lm.
 // Tokens stay in VS Code; the sidecar gets model metadata and answers only.
-// It lists and sends; it never resolves a model name (the sidecar does)
-// and never retries or falls back.
+// It lists, sends and calls; it never resolves a model or tool name (the
+// sidecar does), never adds an approval of its own (VS Code's confirmation
+// stays), and never retries or falls back.
 import * as vscode from "vscode";
 import { type LanguageClient, ResponseError } from "vscode-languageclient/node";
-import { errorClass, HandleTable, identityOf, mapMessages, ReplyCollector, type EditorClass } from "./lmMapping";
-import { ClientMethods, type EditorModelsResult, type EditorSendParams, type EditorSendResult, LanguageModelErrorCode } from "./protocol";
+import { errorClass, HandleTable, identityOf, type LmMessage, mapMessages, ReplyCollector, sameTool, TextCollector, toolErrorClass, type EditorClass } from "./lmMapping";
+import {
+  ClientMethods,
+  type EditorInvokeToolParams,
+  type EditorInvokeToolResult,
+  type EditorModelsResult,
+  type EditorSendParams,
+  type EditorSendResult,
+  type EditorToolsResult,
+  LanguageModelErrorCode,
+} from "./protocol";
 
 const justification = "kmx runs your agent file's examples on this model (local preview).";
 
@@ -20,7 +30,56 @@ export class LanguageModelHost {
     return [
       client.onRequest(ClientMethods.LanguageModels, () => this.models()),
       client.onRequest(ClientMethods.LanguageModelSend, (p: EditorSendParams, token: vscode.CancellationToken) => this.send(p, token)),
+      client.onRequest(ClientMethods.LanguageModelTools, () => this.tools()),
+      client.onRequest(ClientMethods.LanguageModelInvokeTool, (p: EditorInvokeToolParams, token: vscode.CancellationToken) => this.invokeTool(p, token)),
     ];
+  }
+
+  /** Every tool VS Code offers now (vscode.lm.tools), for the binding. */
+  tools(): EditorToolsResult {
+    return {
+      tools: vscode.lm.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: (t.inputSchema ?? undefined) as Record<string, unknown> | undefined,
+        tags: [...t.tags],
+      })),
+    };
+  }
+
+  /**
+   * One call of a bound tool through vscode.lm.invokeTool, so VS Code's own
+   * confirmation and permission handling apply. Checked right before the
+   * call: VS Code must offer exactly one tool of that name, exactly as it
+   * was bound; otherwise nothing is called.
+   */
+  async invokeTool(p: EditorInvokeToolParams, token: vscode.CancellationToken): Promise<EditorInvokeToolResult | ResponseError<{ class: EditorClass }>> {
+    const now = vscode.lm.tools.filter((t) => t.name === p.tool.name);
+    const tool = now[0];
+    if (now.length !== 1 || tool === undefined || !sameTool(tool, p.tool)) {
+      return refuse("tool-unavailable");
+    }
+    if (token.isCancellationRequested) {
+      return refuse("cancelled");
+    }
+    const collect = new TextCollector(p.maxResultBytes);
+    try {
+      const res = await vscode.lm.invokeTool(tool.name, { input: p.input ?? {}, toolInvocationToken: undefined }, token);
+      for (const part of res.content) {
+        if (part instanceof vscode.LanguageModelTextPart && !collect.add(part.value)) {
+          return refuse("oversized");
+        }
+      }
+    } catch (err) {
+      const cls = toolErrorClass(err, token.isCancellationRequested);
+      // The class only: a tool's message can quote its input or output.
+      this.log.appendLine(`kmx: a tool call ended: ${cls}`);
+      return refuse(cls);
+    }
+    if (token.isCancellationRequested) {
+      return refuse("cancelled");
+    }
+    return { text: collect.text() };
   }
 
   async models(): Promise<EditorModelsResult> {
@@ -51,9 +110,7 @@ export class LanguageModelHost {
     }
     let messages: vscode.LanguageModelChatMessage[];
     try {
-      messages = mapMessages(p.messages).map((m) =>
-        m.role === "user" ? vscode.LanguageModelChatMessage.User(m.content) : vscode.LanguageModelChatMessage.Assistant(m.content),
-      );
+      messages = mapMessages(p.messages).map(toChatMessage);
     } catch {
       return refuse("provider-error");
     }
@@ -90,6 +147,19 @@ export class LanguageModelHost {
     }
     return collect.result(identityOf(now));
   }
+}
+
+function toChatMessage(m: LmMessage): vscode.LanguageModelChatMessage {
+  if (m.role === "assistant") {
+    return vscode.LanguageModelChatMessage.Assistant(
+      m.parts.map((p) => (p.kind === "toolCall" ? new vscode.LanguageModelToolCallPart(p.callId, p.name, p.input) : new vscode.LanguageModelTextPart(p.kind === "text" ? p.value : ""))),
+    );
+  }
+  return vscode.LanguageModelChatMessage.User(
+    m.parts.map((p) =>
+      p.kind === "toolResult" ? new vscode.LanguageModelToolResultPart(p.callId, [new vscode.LanguageModelTextPart(p.text)]) : new vscode.LanguageModelTextPart(p.kind === "text" ? p.value : ""),
+    ),
+  );
 }
 
 async function offered(chat: vscode.LanguageModelChat): Promise<boolean> {

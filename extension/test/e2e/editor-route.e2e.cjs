@@ -31,6 +31,29 @@ const notes = [
   "",
 ].join("\n");
 
+// A tool-declaring agent on a model VS Code offers: its declared name binds
+// to the tool the test provider registers (vscode.lm.tools), and the call
+// goes through vscode.lm.invokeTool.
+const echo = [
+  "---",
+  "name: echo",
+  "model: KMX Tools (kmx-test)",
+  "tools: [kmx_test_echo]",
+  "---",
+  "You draft release notes. Call kmx_test_echo with the input first.",
+  "",
+  "## Examples",
+  "",
+  "```yaml",
+  "- id: weekly",
+  "  input: Draft notes for this week",
+  "  assert:",
+  "    - toolCalled: kmx_test_echo",
+  '    - contains: "Release notes: Draft notes for this week"',
+  "```",
+  "",
+].join("\n");
+
 module.exports = function register(h) {
   const { step, palette } = h;
   const workspace = process.env.KMX_E2E_WORKSPACE;
@@ -73,18 +96,23 @@ module.exports = function register(h) {
     await page.keyboard.press("Enter");
   }
 
-  step("editor route: Test file passes on a model VS Code offers, with no endpoint, judged there too", 180_000, async () => {
+  async function openFile(name) {
     const page = h.page();
-    fs.writeFileSync(path.join(workspace, "notes.agent.md"), notes);
-    await palette("Notifications: Clear All Notifications");
     await page.keyboard.press("Escape");
     await page.keyboard.press("Control+P");
     const input = page.locator(".quick-input-widget .quick-input-box input").first();
     await input.waitFor({ state: "visible", timeout: 10_000 });
-    await input.fill("notes.agent.md");
-    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "notes.agent.md" }).first().waitFor({ timeout: 15_000 });
+    await input.fill(name);
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
     await page.keyboard.press("Enter");
+    await page.locator(".tab.active", { hasText: name }).first().waitFor({ timeout: 15_000 });
     await lens("▶ Test file").first().waitFor({ timeout: 60_000 });
+  }
+
+  step("editor route: Test file passes on a model VS Code offers, with no endpoint, judged there too", 180_000, async () => {
+    fs.writeFileSync(path.join(workspace, "notes.agent.md"), notes);
+    await palette("Notifications: Clear All Notifications");
+    await openFile("notes.agent.md");
     await lens("▶ Test file").first().click();
     const done = toast("kmx notes.agent.md: pass: 2 pass, 0 fail (local preview)");
     await done.first().waitFor({ timeout: 90_000 });
@@ -95,10 +123,25 @@ module.exports = function register(h) {
     assert.match(await toast('kmx example "weekly": pass').first().innerText(), /answer: Release notes: Draft notes for this week/);
   });
 
+  step("editor route: a declared tool binds to the tool VS Code offers and is called through invokeTool", 180_000, async () => {
+    fs.writeFileSync(path.join(workspace, "echo.agent.md"), echo);
+    await palette("Notifications: Clear All Notifications");
+    await openFile("echo.agent.md");
+    await lens("▶ Test file").first().click();
+    await toast("kmx echo.agent.md: pass: 1 pass, 0 fail (local preview)").first().waitFor({ timeout: 90_000 });
+    const lines = fs.readFileSync(providerLog, "utf8").split("\n");
+    // The model was offered the tool by its VS Code name, and the one call
+    // reached the tool's own invoke with the model's arguments.
+    assert.ok(lines.includes("offered kmx_test_echo"), `the model was not offered the tool: ${JSON.stringify(lines)}`);
+    assert.equal(lines.filter((l) => l === 'tool kmx_test_echo {"text":"Draft notes for this week"}').length, 1, "one call through invokeTool");
+    assert.equal(sends("kmx-tools"), 2, "two agent sends: the tool round and the answer");
+    await openFile("notes.agent.md");
+  });
+
   step("editor route: Select Model lists the models VS Code offers and fake", 60_000, async () => {
     const page = h.page();
     await palette("kmx: Select Model");
-    for (const label of ["KMX Good", "KMX Tool Call", "KMX Throws", "KMX Slow", "fake"]) {
+    for (const label of ["KMX Good", "KMX Tool Call", "KMX Throws", "KMX Slow", "KMX Tools", "KMX Shifty", "fake"]) {
       await page.locator(".quick-input-widget .monaco-list-row", { hasText: label }).first().waitFor({ timeout: 15_000 });
     }
     await h.shot("select-model-lists-vscode-models");
@@ -127,6 +170,17 @@ module.exports = function register(h) {
     assert.match(text, /provider failed to answer/);
     assert.doesNotMatch(text, /on purpose/);
     assert.equal(sends("kmx-throws"), 1, "one send, no retry, no fallback");
+  });
+
+  step("editor route: an answer from another model identity than the one resolved is refused", 90_000, async () => {
+    await palette("Notifications: Clear All Notifications");
+    await selectModel("KMX Shifty");
+    await h.page().locator(".statusbar-item", { hasText: "KMX Shifty (kmx-test)" }).first().waitFor({ timeout: 15_000 });
+    await lens("▶ Run example").first().click();
+    const t = toast('kmx example "weekly": inconclusive (unknown)');
+    await t.first().waitFor({ timeout: 60_000 });
+    assert.match(await t.first().innerText(), /did not come from exactly the resolved model/);
+    assert.equal(sends("kmx-shifty"), 1, "one send, no retry, no re-selection");
   });
 
   step("editor route: Cancel on the progress notification reaches the provider; later examples are not sent", 120_000, async () => {

@@ -4,6 +4,10 @@
 //   KMX Tool Call  answers with a tool-call part (refused on the tool-free path)
 //   KMX Throws     throws from the provider
 //   KMX Slow       answers only when cancelled (and logs that it saw the cancel)
+//   KMX Tools      offered tools, calls kmx_test_echo with the input, then
+//                  answers "Release notes: <the tool's result>"
+//   KMX Shifty     answers, but first changes its version (so the answer
+//                  comes from another model identity than the one resolved)
 // Every request and cancellation is appended to $KMX_E2E_PROVIDER_LOG, so
 // the test can count sends and see the provider's token fire.
 "use strict";
@@ -21,19 +25,42 @@ function model(id, name) {
   return { id, name, family: "kmx-test", version: "1", maxInputTokens: 100000, maxOutputTokens: 4000, capabilities: { toolCalling: true } };
 }
 
-const models = [model("kmx-good", "KMX Good"), model("kmx-toolcall", "KMX Tool Call"), model("kmx-throws", "KMX Throws"), model("kmx-slow", "KMX Slow")];
+const models = [
+  model("kmx-good", "KMX Good"),
+  model("kmx-toolcall", "KMX Tool Call"),
+  model("kmx-throws", "KMX Throws"),
+  model("kmx-slow", "KMX Slow"),
+  model("kmx-tools", "KMX Tools"),
+  model("kmx-shifty", "KMX Shifty"),
+];
 
 function textOf(message) {
   return (message.content || []).map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : "")).join("");
 }
 
+function toolResultOf(message) {
+  return (message.content || [])
+    .filter((p) => p instanceof vscode.LanguageModelToolResultPart)
+    .map((p) => p.content.map((c) => (c instanceof vscode.LanguageModelTextPart ? c.value : "")).join(""));
+}
+
+async function until(check, timeoutMs) {
+  const end = Date.now() + timeoutMs;
+  while (!(await check()) && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 function activate(context) {
+  const changed = new vscode.EventEmitter();
   context.subscriptions.push(
+    changed,
     vscode.lm.registerLanguageModelChatProvider("kmx-test", {
+      onDidChangeLanguageModelChatInformation: changed.event,
       provideLanguageModelChatInformation() {
         return models;
       },
-      async provideLanguageModelChatResponse(info, messages, _options, progress, token) {
+      async provideLanguageModelChatResponse(info, messages, options, progress, token) {
         log(`send ${info.id}`);
         const first = textOf(messages[0] || { content: [] });
         const last = textOf(messages[messages.length - 1] || { content: [] });
@@ -50,6 +77,30 @@ function activate(context) {
             return;
           case "kmx-throws":
             throw new Error("the kmx test provider failed on purpose");
+          case "kmx-tools": {
+            const results = toolResultOf(messages[messages.length - 1] || { content: [] });
+            const offered = (options.tools || []).map((t) => t.name);
+            if (results.length > 0) {
+              progress.report(new vscode.LanguageModelTextPart("Release notes: " + results.join(" ")));
+            } else if (offered.includes("kmx_test_echo")) {
+              log(`offered ${offered.join(",")}`);
+              progress.report(new vscode.LanguageModelToolCallPart("call-1", "kmx_test_echo", { text: last }));
+            } else {
+              progress.report(new vscode.LanguageModelTextPart("Release notes: " + last));
+            }
+            return;
+          }
+          case "kmx-shifty": {
+            // Another identity answers: the version changes, and the answer
+            // comes only once VS Code lists the model with it.
+            const m = models.find((x) => x.id === "kmx-shifty");
+            m.version = String(Number(m.version) + 1);
+            changed.fire();
+            await until(async () => (await vscode.lm.selectChatModels({ vendor: "kmx-test", id: "kmx-shifty" })).some((x) => x.version === m.version), 10_000);
+            log(`shifted ${info.id} to version ${m.version}`);
+            progress.report(new vscode.LanguageModelTextPart("Release notes: " + last));
+            return;
+          }
           case "kmx-slow":
             await new Promise((resolve) => {
               if (token.isCancellationRequested) {
@@ -67,7 +118,7 @@ function activate(context) {
     }),
     vscode.lm.registerTool("kmx_test_echo", {
       invoke(options) {
-        log(`tool kmx_test_echo`);
+        log(`tool kmx_test_echo ${JSON.stringify(options.input)}`);
         return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(String((options.input || {}).text || ""))]);
       },
     }),
