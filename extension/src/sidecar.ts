@@ -43,6 +43,8 @@ export class Sidecar implements vscode.Disposable {
   private readonly readyEmitter = new vscode.EventEmitter<void>();
   /** Answers the sidecar's editor-route requests through vscode.lm. */
   private readonly lm: LanguageModelHost;
+  /** kmx.yaml beside agent files: the server re-checks those files when one changes. */
+  private readonly settingsFiles = vscode.workspace.createFileSystemWatcher("**/kmx.yaml");
   /** Whether a credential from SecretStorage was handed to the running sidecar. */
   private hasSecret = false;
   /** Fires each time a server has started (first start and restarts). */
@@ -58,6 +60,7 @@ export class Sidecar implements vscode.Disposable {
     this.lm = new LanguageModelHost(log);
     this.disposables.push(
       this.readyEmitter,
+      this.settingsFiles,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration("kmx.sidecarPath")) {
           // start() already told the user what is wrong; keep the log line.
@@ -134,6 +137,9 @@ export class Sidecar implements vscode.Disposable {
       outputChannel: this.log,
       traceOutputChannel: this.trace,
       initializationOptions: init,
+      // workspace/didChangeWatchedFiles for kmx.yaml: the tool states the
+      // lenses show and what a run would refuse depend on it.
+      synchronize: { fileEvents: this.settingsFiles },
       // A refused initialize (a protocol-version mismatch) will not get
       // better by restarting: say so once and keep the restart budget.
       initializationFailedHandler: (error) => {

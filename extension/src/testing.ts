@@ -17,6 +17,8 @@ export class KmxTests implements vscode.Disposable {
   readonly controller: vscode.TestController;
   /** The newest report per file URI, from any run (lens, palette or explorer). */
   readonly lastReports = new Map<string, ReportResult>();
+  /** The settingsRevision of each file item's latest result. */
+  private readonly settingsRevisions = new Map<string, string>();
   private readonly reportEmitter = new vscode.EventEmitter<ReportResult>();
   readonly onReport = this.reportEmitter.event;
   private readonly disposables: vscode.Disposable[] = [];
@@ -64,6 +66,16 @@ export class KmxTests implements vscode.Disposable {
       false,
     );
     const watcher = vscode.workspace.createFileSystemWatcher("**/*.agent{.md,.examples.yaml}");
+    // kmx.yaml changes the tool states a run freezes: refresh the agent
+    // files beside it (their results may now be out of date).
+    const settings = vscode.workspace.createFileSystemWatcher("**/kmx.yaml");
+    const settingsChanged = (u: vscode.Uri) => {
+      for (const item of this.allFileItems()) {
+        if (item.uri !== undefined && sameFolder(item.uri, u)) {
+          this.schedule(item.uri);
+        }
+      }
+    };
     this.disposables.push(
       c,
       this.reportEmitter,
@@ -71,6 +83,10 @@ export class KmxTests implements vscode.Disposable {
       watcher.onDidCreate((u) => this.schedule(u)),
       watcher.onDidChange((u) => this.schedule(u)),
       watcher.onDidDelete((u) => (isExamplesFile(u) ? this.schedule(u) : c.items.delete(u.toString()))),
+      settings,
+      settings.onDidCreate(settingsChanged),
+      settings.onDidChange(settingsChanged),
+      settings.onDidDelete(settingsChanged),
       vscode.workspace.onDidOpenTextDocument((d) => this.schedule(d.uri)),
       vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document.uri)),
       sidecar.onReady(() => void this.discover()),
@@ -144,6 +160,14 @@ export class KmxTests implements vscode.Disposable {
       return;
     } finally {
       item.busy = false;
+    }
+    // A result is out of date when kmx.yaml now says something else than
+    // the settings its run froze (settingsRevision), even if the agent
+    // file did not change.
+    const frozen = this.settingsRevisions.get(item.id);
+    if (frozen !== undefined && res.state === "valid" && frozen !== (res.tools.revision ?? "")) {
+      this.controller.invalidateTestResults(item);
+      this.settingsRevisions.delete(item.id);
     }
     if (res.state === "invalid") {
       item.error = "kmx refuses this file: see the Problems panel for what to change";
@@ -299,6 +323,9 @@ export class KmxTests implements vscode.Disposable {
       }
     }
     this.lastReports.set(res.uri, res);
+    if (report?.runId !== undefined) {
+      this.settingsRevisions.set(file.id, report.agent.settingsRevision ?? "");
+    }
     this.reportEmitter.fire(res);
   }
 
@@ -361,6 +388,11 @@ function applyOutcome(run: vscode.TestRun, item: vscode.TestItem, o: Outcome): v
 }
 
 const examplesSuffix = ".agent.examples.yaml";
+
+/** Whether two file URIs are in the same folder. */
+function sameFolder(a: vscode.Uri, b: vscode.Uri): boolean {
+  return vscode.Uri.joinPath(a, "..").toString() === vscode.Uri.joinPath(b, "..").toString();
+}
 
 /** Whether uri is a sibling examples file (NAME.agent.examples.yaml). */
 export function isExamplesFile(uri: vscode.Uri): boolean {

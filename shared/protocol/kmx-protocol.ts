@@ -192,6 +192,7 @@ export interface AssertionSummary {
 export interface ToolSettings {
   error?: string;
   states: ToolState[] | null;
+  revision?: string;
 }
 
 /** Go: lsp.ToolState */

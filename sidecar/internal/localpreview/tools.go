@@ -2,9 +2,6 @@ package localpreview
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -234,16 +231,11 @@ func (p *planTools) report() []ToolSetting {
 	return out
 }
 
-// SettingsRevision is a digest of the frozen settings: a result whose
-// digest differs from today's kmx.yaml is out of date even when the agent
-// file is unchanged. Empty when no tool is declared.
+// revision is the frozen settings' digest (localtools.Settings.Revision):
+// a result whose digest differs from today's kmx.yaml is out of date even
+// when the agent file is unchanged.
 func (p *planTools) revision() string {
-	if len(p.settings.States) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(p.settings.States)
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+	return p.settings.Revision()
 }
 
 // ToolSource is one called tool and the source that answered it.

@@ -1,6 +1,9 @@
 package localtools
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +34,19 @@ type Settings struct {
 	Path string
 	// States holds one entry per declared tool, in declaration order.
 	States []ToolState
+}
+
+// Revision is a digest of the settings' states: a run's result records it
+// (settingsRevision), and a result whose digest differs from today's
+// kmx.yaml is out of date even when the agent file is unchanged. Empty when
+// no tool is declared.
+func (s Settings) Revision() string {
+	if len(s.States) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(s.States)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 // ToolState is one declared tool and its state.

@@ -203,6 +203,10 @@ type AssertionSummary struct {
 type ToolSettings struct {
 	Error  string      `json:"error,omitempty"`
 	States []ToolState `json:"states"`
+	// Revision digests the states as a run would freeze them now: a
+	// report whose agent.settingsRevision differs is out of date. Empty
+	// when no tool is declared or kmx.yaml cannot be used.
+	Revision string `json:"revision,omitempty"`
 }
 
 // ToolState is one declared tool and its state, "Enabled" or "Disabled".

@@ -219,6 +219,7 @@ func (s *Server) methods() map[string]handlerFunc {
 		"textDocument/codeAction":          s.codeAction,
 		"workspace/executeCommand":         s.executeCommand,
 		"workspace/didChangeConfiguration": s.didChangeConfiguration,
+		"workspace/didChangeWatchedFiles":  s.didChangeWatchedFiles,
 		"window/workDoneProgress/cancel":   s.workDoneProgressCancel,
 		"$/setTrace":                       s.setTrace,
 		MethodExamples:                     s.examples,

@@ -31,5 +31,6 @@ func readToolSettings(agentPath string, tools []agentfile.Tool) ToolSettings {
 	for i, st := range settings.States {
 		out.States = append(out.States, ToolState{Name: st.Name, State: st.State, Range: tools[i].Range})
 	}
+	out.Revision = settings.Revision()
 	return out
 }
