@@ -96,16 +96,23 @@ module.exports = function register(h) {
     await page.keyboard.press("Enter");
   }
 
+  // Opens a workspace file in the active editor: its tab when it has one,
+  // else through Quick Open.
   async function openFile(name) {
     const page = h.page();
     await page.keyboard.press("Escape");
-    await page.keyboard.press("Control+P");
-    const input = page.locator(".quick-input-widget .quick-input-box input").first();
-    await input.waitFor({ state: "visible", timeout: 10_000 });
-    await input.fill(name);
-    await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
-    await page.keyboard.press("Enter");
-    await page.locator(".tab.active", { hasText: name }).first().waitFor({ timeout: 15_000 });
+    const tab = page.locator(".editor-group-container.active .tabs-container .tab", { hasText: name }).first();
+    if ((await tab.count()) > 0) {
+      await tab.click();
+    } else {
+      await page.keyboard.press("Control+P");
+      const input = page.locator(".quick-input-widget .quick-input-box input").first();
+      await input.waitFor({ state: "visible", timeout: 10_000 });
+      await input.fill(name);
+      await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press("Enter");
+    }
+    await page.locator(".editor-group-container.active .tab.active", { hasText: name }).first().waitFor({ timeout: 15_000 });
     await lens("▶ Test file").first().waitFor({ timeout: 60_000 });
   }
 
