@@ -22,13 +22,24 @@ import (
 // the Makefile's build target: the two ways kmx is built for users.
 var releaseBuild = regexp.MustCompile(`(?m)^.*\bbuild\b.*\./sidecar/cmd/kmx.*$|^.*\bbuild -trimpath -ldflags.*\\$`)
 
-// TestReleaseBinaryHasNoTestEndpoint builds kmx as scripts/package.sh
-// builds it for a .vsix and proves the test endpoint override is compiled
-// out: the release builds name no build tag, and the binary holds none of
-// the override's code (its CA and timeout variables appear nowhere in it),
-// while the same build with the kmxtest tag does hold them.
-func TestReleaseBinaryHasNoTestEndpoint(t *testing.T) {
+// TestReleaseBinary builds kmx as scripts/package.sh builds it for a .vsix
+// (and once more with -tags kmxtest, the control) and proves the shipped
+// binary has no test endpoint.
+func TestReleaseBinary(t *testing.T) {
 	root := testutil.ModuleRoot(t)
+	if !linksGhread(t, root) {
+		t.Fatal("kmx no longer links ghread: there is no live read in the binary to prove (update this test if that is meant)")
+	}
+	release := buildKMXFile(t, root)
+	tagged := buildKMXFile(t, root, "-tags", "kmxtest")
+	t.Run("HasNoTestEndpoint", func(t *testing.T) { hasNoTestEndpoint(t, root, release, tagged) })
+	t.Run("RefusesTheFixture", func(t *testing.T) { refusesTheFixture(t, release, tagged) })
+}
+
+// hasNoTestEndpoint: the release builds name no build tag, and the binary
+// holds none of the override's code (its CA and timeout variables appear
+// nowhere in it), while the kmxtest build does hold them.
+func hasNoTestEndpoint(t *testing.T, root, releaseBin, taggedBin string) {
 	for _, script := range []string{"scripts/package.sh", "Makefile"} {
 		b, err := os.ReadFile(filepath.Join(root, script))
 		if err != nil {
@@ -44,17 +55,14 @@ func TestReleaseBinaryHasNoTestEndpoint(t *testing.T) {
 			}
 		}
 	}
-	if !linksGhread(t, root) {
-		t.Fatal("kmx no longer links ghread: there is no live read in the binary to prove (update this test if that is meant)")
-	}
 	markers := [][]byte{[]byte(TestCAEnv), []byte(TestTimeoutEnv)}
-	release := buildKMX(t, root)
+	release := readFile(t, releaseBin)
 	for _, m := range markers {
 		if bytes.Contains(release, m) {
 			t.Errorf("the release binary holds %q: the test endpoint override is compiled in", m)
 		}
 	}
-	tagged := buildKMX(t, root, "-tags", "kmxtest")
+	tagged := readFile(t, taggedBin)
 	for _, m := range markers {
 		if !bytes.Contains(tagged, m) {
 			t.Errorf("the kmxtest build lacks %q: this test's markers no longer find the override", m)
@@ -62,10 +70,9 @@ func TestReleaseBinaryHasNoTestEndpoint(t *testing.T) {
 	}
 }
 
-// buildKMX builds ./sidecar/cmd/kmx with package.sh's flags (plus extra)
-// and returns the binary's bytes.
-func buildKMX(t *testing.T, root string, extra ...string) []byte {
-	b, err := os.ReadFile(buildKMXFile(t, root, extra...))
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,17 +108,12 @@ func linksGhread(t *testing.T, root string) bool {
 	return bytes.Contains(out, []byte("/sidecar/internal/ghread\n"))
 }
 
-// TestReleaseBinaryRefusesTheFixture runs the release binary (built as
-// scripts/package.sh builds it) on an agent whose model calls the bound
-// tool, with the test endpoint override pointing at an owned fixture: the
-// read is refused, naming the variable, and the fixture sees no request.
-// The same run with a kmxtest build reaches the fixture, so the refusal is
-// the build's doing and not a broken setup.
-func TestReleaseBinaryRefusesTheFixture(t *testing.T) {
-	root := testutil.ModuleRoot(t)
-	if !linksGhread(t, root) {
-		t.Fatal("kmx no longer links ghread: there is no live read in the binary to prove (update this test if that is meant)")
-	}
+// refusesTheFixture runs the release binary on an agent whose model calls
+// the bound tool, with the test endpoint override pointing at an owned
+// fixture: the read is refused, naming the variable, and the fixture sees
+// no request. The same run with the kmxtest build reaches the fixture, so
+// the refusal is the build's doing and not a broken setup.
+func refusesTheFixture(t *testing.T, releaseBin, taggedBin string) {
 	const repository = "octo-org/Hello-World"
 	dir := t.TempDir()
 	f, err := ghreadtest.Start(dir, ghreadtest.Options{Items: []ghreadtest.Item{{Number: 7, Title: "Add the tool harness", Repository: repository, Merged: true}}})
@@ -144,7 +146,7 @@ func TestReleaseBinaryRefusesTheFixture(t *testing.T) {
 		return cmd.ProcessState.ExitCode(), string(out)
 	}
 
-	code, out := run(buildKMXFile(t, root))
+	code, out := run(releaseBin)
 	if code == 0 || !strings.Contains(out, TestEndpointEnv+" is set, but this build of kmx has no test endpoint") {
 		t.Fatalf("the release binary did not refuse the override: exit %d\n%s", code, out)
 	}
@@ -155,7 +157,7 @@ func TestReleaseBinaryRefusesTheFixture(t *testing.T) {
 		t.Fatalf("the release binary sent %d requests to the fixture", n)
 	}
 
-	code, out = run(buildKMXFile(t, root, "-tags", "kmxtest"))
+	code, out = run(taggedBin)
 	if code != 0 || f.Calls() != 1 {
 		t.Fatalf("the kmxtest build did not read from the fixture (exit %d, %d calls): this test's setup is broken\n%s", code, f.Calls(), out)
 	}
