@@ -43,7 +43,11 @@ var update = flag.Bool("update", false, "rewrite the transcript section of testd
 //	open FILE [language=ID] [text=SECTION]
 //	                                   didOpen, version 1, the file's text (or SECTION's)
 //	change FILE VERSION SECTION        didChange to SECTION's whole text
-//	diagnostics FILE [VERSION]         wait for FILE's diagnostics (of VERSION)
+//	diagnostics FILE [VERSION] [FILE VERSION]...
+//	                                   wait for FILE's diagnostics (of VERSION); with
+//	                                   several files (a pair, published concurrently)
+//	                                   record them in the order named, after anything
+//	                                   else received meanwhile
 func TestFlows(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
 	if err != nil || len(paths) == 0 {
@@ -183,17 +187,21 @@ func (r *recorder) step(line string) error {
 		})
 	case "diagnostics":
 		fields := strings.Fields(rest)
-		switch len(fields) {
-		case 1:
+		switch {
+		case len(fields) == 1:
 			r.awaitAnyDiagnostics(r.uri(fields[0]))
-		case 2:
-			version, err := strconv.Atoi(fields[1])
-			if err != nil {
-				return fmt.Errorf("diagnostics: version %q is not a number", fields[1])
+		case len(fields) >= 2 && len(fields)%2 == 0:
+			var want []awaited
+			for i := 0; i < len(fields); i += 2 {
+				version, err := strconv.Atoi(fields[i+1])
+				if err != nil {
+					return fmt.Errorf("diagnostics: version %q is not a number", fields[i+1])
+				}
+				want = append(want, awaited{uri: r.uri(fields[i]), version: int32(version)})
 			}
-			r.awaitDiagnostics(r.uri(fields[0]), int32(version))
+			r.awaitDiagnostics(want...)
 		default:
-			return fmt.Errorf("diagnostics takes FILE [VERSION]")
+			return fmt.Errorf("diagnostics takes FILE [VERSION], or FILE VERSION pairs")
 		}
 	default:
 		return fmt.Errorf("unknown step %q (handshake, call, notify, open, change, diagnostics)", verb)
@@ -250,12 +258,45 @@ func (r *recorder) notify(method string, params any) {
 	r.c.notify(method, params)
 }
 
-// awaitDiagnostics waits for the diagnostics of one version and records
-// every message received up to it.
-func (r *recorder) awaitDiagnostics(uri string, version int32) {
+// awaited is one publishDiagnostics a step waits for.
+type awaited struct {
+	uri     string
+	version int32
+}
+
+// awaitDiagnostics waits for the diagnostics of each version and records
+// every message received up to the last of them: the awaited ones in the
+// order given (a pair's files are diagnosed concurrently), after the rest
+// in arrival order.
+func (r *recorder) awaitDiagnostics(want ...awaited) {
 	r.t.Helper()
-	_, i := r.c.diagnosticsFor(r.seen, uri, version)
-	r.flushUpTo(i + 1)
+	at := map[int]int{} // message index → position in want
+	last := r.seen
+	for k, w := range want {
+		from := r.seen
+		for {
+			_, i := r.c.diagnosticsFor(from, w.uri, w.version)
+			if _, taken := at[i]; !taken {
+				at[i] = k
+				last = max(last, i+1)
+				break
+			}
+			from = i + 1
+		}
+	}
+	msgs := r.c.all()
+	inOrder := make([]message, len(want))
+	for i := r.seen; i < last; i++ {
+		if k, ok := at[i]; ok {
+			inOrder[k] = msgs[i]
+			continue
+		}
+		r.write("← "+msgs[i].Method, msgs[i].Params)
+	}
+	for _, m := range inOrder {
+		r.write("← "+m.Method, m.Params)
+	}
+	r.seen = last
 }
 
 // awaitAnyDiagnostics waits for the next diagnostics of uri, whatever
