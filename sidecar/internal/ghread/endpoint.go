@@ -27,6 +27,19 @@ const (
 	TestTimeoutEnv = "KMX_TEST_GITHUB_MCP_TIMEOUT"
 )
 
+// CheckEndpoint applies the override rules without reading: nil when a
+// read would go to GitHub's server (or, in a test build, to a well-formed
+// override), else the read's refusal. Runs call it before anything is
+// created, so a shipped build with TestEndpointEnv set, or a malformed
+// override in a test build, refuses before the journal exists.
+func CheckEndpoint() error {
+	_, err := resolveTarget()
+	return err
+}
+
+// EndpointHint is what to change when CheckEndpoint refuses.
+const EndpointHint = "unset " + TestEndpointEnv + ": only test builds of kmx (built with -tags kmxtest) read from a test endpoint"
+
 // target is where one read goes and how long it may take.
 type target struct {
 	endpoint string

@@ -207,8 +207,17 @@ func TestTestEndpointOverride(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Read = %v, want a refusal containing %q", err, tc.want)
 			}
+			if err := CheckEndpoint(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("CheckEndpoint = %v, want the same refusal before any run starts", err)
+			}
 		})
 	}
+	t.Run("a well-formed override passes the check", func(t *testing.T) {
+		newFixture(t, fixtureOpts{})
+		if err := CheckEndpoint(); err != nil {
+			t.Fatalf("CheckEndpoint = %v", err)
+		}
+	})
 	t.Run("without the override the read goes to GitHub", func(t *testing.T) {
 		t.Setenv(TestEndpointEnv, "")
 		tg, err := resolveTarget()

@@ -130,25 +130,29 @@ func refusesTheFixture(t *testing.T, releaseBin, taggedBin string) {
 	if err := os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`{"schemaVersion": "kmx.local-tools/v1", "bindings": [{"name": "github_list_merged_prs", "endpointRef": "github-mcp", "repository": "`+repository+`"}], "endpoints": {"github-mcp": {"url": "https://api.githubcopilot.com/mcp/readonly", "credentialEnv": "KMX_TEST_GH"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := func(bin string) (int, string) {
+	// run gives each run its own state folder, returned for inspection.
+	run := func(bin string) (int, string, string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
+		home := testutil.PrivateDir(t)
 		cmd := exec.CommandContext(ctx, bin, "test", "merged.agent.md", "--model", "fake", "--tool-bindings", "tools.json")
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "KMX_HOME="+testutil.PrivateDir(t), "KMX_TEST_GH=fixture-credential-value-4242")
+		cmd.Env = append(os.Environ(), "KMX_HOME="+home, "KMX_TEST_GH=fixture-credential-value-4242")
 		cmd.Env = append(cmd.Env, f.Env()...)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if err != nil && !errors.As(err, &exit) {
 			t.Fatalf("%s: %v", bin, err)
 		}
-		return cmd.ProcessState.ExitCode(), string(out)
+		return cmd.ProcessState.ExitCode(), string(out), home
 	}
 
-	code, out := run(releaseBin)
-	if code == 0 || !strings.Contains(out, TestEndpointEnv+" is set, but this build of kmx has no test endpoint") {
-		t.Fatalf("the release binary did not refuse the override: exit %d\n%s", code, out)
+	// Refused at startup, before the journal exists: exit 2, the
+	// variable named, what to change, and an empty state folder.
+	code, out, home := run(releaseBin)
+	if code != 2 || !strings.Contains(out, TestEndpointEnv+" is set, but this build of kmx has no test endpoint") || !strings.Contains(out, "next: "+EndpointHint) {
+		t.Fatalf("the release binary did not refuse the override at startup: exit %d\n%s", code, out)
 	}
 	if strings.Contains(out, "fixture-credential-value-4242") {
 		t.Error("the output quotes the credential")
@@ -156,9 +160,15 @@ func refusesTheFixture(t *testing.T, releaseBin, taggedBin string) {
 	if n := f.Requests(); n != 0 {
 		t.Fatalf("the release binary sent %d requests to the fixture", n)
 	}
+	if names := testutil.DirNames(t, home); len(names) != 0 {
+		t.Fatalf("the refused run left %v in its state folder", names)
+	}
 
-	code, out = run(taggedBin)
+	code, out, home = run(taggedBin)
 	if code != 0 || f.Calls() != 1 {
 		t.Fatalf("the kmxtest build did not read from the fixture (exit %d, %d calls): this test's setup is broken\n%s", code, f.Calls(), out)
+	}
+	if len(testutil.DirNames(t, home)) == 0 {
+		t.Fatal("the kmxtest run left its state folder empty: the empty-folder check above proves nothing")
 	}
 }

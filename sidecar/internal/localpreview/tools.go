@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/ghread"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
@@ -101,6 +102,9 @@ func bindGitHub(opts Options, req Request, plan *Plan) error {
 			return refuse(be.Next(), "--tool-bindings %s", be.Error())
 		}
 		return fmt.Errorf("read the tool binding's credential: %w", err)
+	}
+	if err := ghread.CheckEndpoint(); err != nil {
+		return refuse(ghread.EndpointHint, "%s", err.Error())
 	}
 	version := opts.Version
 	if version == "" {
