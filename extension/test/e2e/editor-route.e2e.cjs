@@ -96,8 +96,10 @@ module.exports = function register(h) {
     await page.keyboard.press("Enter");
   }
 
-  // Opens a workspace file in the active editor: its tab when it has one,
-  // else through Quick Open.
+  // Opens a workspace-root file in the active editor: its tab when it has
+  // one, else from the Explorer (Quick Open's file index may not have a
+  // file written a moment ago), then shows the Test Explorer again as
+  // before.
   async function openFile(name) {
     const page = h.page();
     await page.keyboard.press("Escape");
@@ -105,12 +107,9 @@ module.exports = function register(h) {
     if ((await tab.count()) > 0) {
       await tab.click();
     } else {
-      await page.keyboard.press("Control+P");
-      const input = page.locator(".quick-input-widget .quick-input-box input").first();
-      await input.waitFor({ state: "visible", timeout: 10_000 });
-      await input.fill(name);
-      await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
-      await page.keyboard.press("Enter");
+      await palette("View: Show Explorer");
+      await page.locator(".explorer-folders-view .monaco-list-row", { hasText: name }).first().click({ timeout: 30_000 });
+      await palette("Testing: Focus on Test Explorer View");
     }
     await page.locator(".editor-group-container.active .tab.active", { hasText: name }).first().waitFor({ timeout: 15_000 });
     await lens("▶ Test file").first().waitFor({ timeout: 60_000 });
