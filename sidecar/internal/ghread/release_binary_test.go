@@ -114,6 +114,12 @@ func linksGhread(t *testing.T, root string) bool {
 // no request. The same run with the kmxtest build reaches the fixture, so
 // the refusal is the build's doing and not a broken setup.
 func refusesTheFixture(t *testing.T, releaseBin, taggedBin string) {
+	// ghreadtest cannot import this package (this test imports it), so it
+	// repeats the variable names; a drift would send the release run to
+	// GitHub instead of refusing.
+	if ghreadtest.EndpointEnv != TestEndpointEnv || ghreadtest.CAEnv != TestCAEnv {
+		t.Fatalf("ghreadtest names %s and %s, ghread %s and %s", ghreadtest.EndpointEnv, ghreadtest.CAEnv, TestEndpointEnv, TestCAEnv)
+	}
 	const repository = "octo-org/Hello-World"
 	dir := t.TempDir()
 	f, err := ghreadtest.Start(dir, ghreadtest.Options{Items: []ghreadtest.Item{{Number: 7, Title: "Add the tool harness", Repository: repository, Merged: true}}})
