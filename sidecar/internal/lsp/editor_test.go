@@ -362,9 +362,23 @@ func TestEditorRouteCancelReachesTheProvider(t *testing.T) {
 		return nil, editorError(route.EditorCancelled)
 	}
 	c = startEditor(t, e)
-	path := writeAgent(t, "notes.agent.md", editorAgent)
+	// The server told the extension to cancel exactly the send in flight
+	// (its token fires, so the provider's does).
+	cancelInFlight(t, c, e, editorAgent, inSend, "the first example was never sent", &e.lastID)
+	if _, sends := e.counts(); sends != 1 {
+		t.Fatalf("sends = %d, want 1: later examples are not sent after cancel", sends)
+	}
+}
+
+// cancelInFlight tests text as notes.agent.md, waits until inFlight says
+// the extension holds a request, presses the progress cancel button, and
+// checks that the server sent $/cancelRequest for the request whose ID e
+// recorded in lastID, and that no example of the file got a verdict.
+func cancelInFlight(t *testing.T, c *client, e *scriptedEditor, text string, inFlight <-chan struct{}, never string, lastID *string) {
+	t.Helper()
+	path := writeAgent(t, "notes.agent.md", text)
 	uri := fileURI(path)
-	c.open(uri, 1, editorAgent)
+	c.open(uri, 1, text)
 	from := c.count()
 	done := make(chan error, 1)
 	var res lsp.ReportResult
@@ -372,9 +386,9 @@ func TestEditorRouteCancelReachesTheProvider(t *testing.T) {
 		done <- protocol.Call(context.Background(), c.conn, lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
 	}()
 	select {
-	case <-inSend:
+	case <-inFlight:
 	case <-time.After(waitFor):
-		t.Fatal("the first example was never sent")
+		t.Fatal(never)
 	}
 	begin, _ := c.waitMessage(from, "$/progress", func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"begin"`) })
 	var bp progressJ
@@ -383,10 +397,8 @@ func TestEditorRouteCancelReachesTheProvider(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	// The server told the extension to cancel exactly the send in flight
-	// (its token fires, so the provider's does).
 	e.mu.Lock()
-	id := e.lastID
+	id := *lastID
 	e.mu.Unlock()
 	c.waitMessage(0, "$/cancelRequest", func(raw json.RawMessage) bool {
 		var p struct {
@@ -396,9 +408,6 @@ func TestEditorRouteCancelReachesTheProvider(t *testing.T) {
 	})
 	if verdicts(res.Report) != "first=unknown,second=unknown" || res.Report.Examples[1].Message != "not sent: cancelled" {
 		t.Fatalf("examples = %+v", res.Report.Examples)
-	}
-	if _, sends := e.counts(); sends != 1 {
-		t.Fatalf("sends = %d, want 1: later examples are not sent after cancel", sends)
 	}
 }
 

@@ -2,15 +2,11 @@ package lsp_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
-
-	"go.lsp.dev/protocol"
 
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
@@ -219,39 +215,7 @@ func TestEditorToolCancelReachesTheExtension(t *testing.T) {
 		return nil, editorError(route.EditorCancelled)
 	}
 	c := startEditor(t, e)
-	path := writeAgent(t, "notes.agent.md", editorTooled)
-	uri := fileURI(path)
-	c.open(uri, 1, editorTooled)
-	from := c.count()
-	done := make(chan error, 1)
-	var res lsp.ReportResult
-	go func() {
-		done <- protocol.Call(context.Background(), c.conn, lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
-	}()
-	select {
-	case <-inCall:
-	case <-time.After(waitFor):
-		t.Fatal("the tool was never called")
-	}
-	begin, _ := c.waitMessage(from, "$/progress", func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"begin"`) })
-	var bp progressJ
-	_ = json.Unmarshal(begin.Params, &bp)
-	c.notify("window/workDoneProgress/cancel", map[string]any{"token": bp.Token})
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	e.mu.Lock()
-	id := e.lastInvokeID
-	e.mu.Unlock()
-	c.waitMessage(0, "$/cancelRequest", func(raw json.RawMessage) bool {
-		var p struct {
-			ID json.RawMessage `json:"id"`
-		}
-		return json.Unmarshal(raw, &p) == nil && string(p.ID) == id
-	})
-	if verdicts(res.Report) != "first=unknown,second=unknown" || res.Report.Examples[1].Message != "not sent: cancelled" {
-		t.Fatalf("examples = %+v", res.Report.Examples)
-	}
+	cancelInFlight(t, c, e, editorTooled, inCall, "the tool was never called", &e.lastInvokeID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.sends) != 1 || len(e.invokes) != 1 {
