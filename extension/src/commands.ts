@@ -50,7 +50,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         await deps.explain.show(uri);
       }
     },
-    "kmx.showRunReplay": async (arg) => {
+    [EditorCommands.ShowRunReplay]: async (arg) => {
       const uri = fileArg(arg);
       if (uri !== undefined) {
         await deps.replay.showLatest(uri);
@@ -75,13 +75,13 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     [Commands.ClearJournals]: () => clearJournals(deps),
     // The server's Add examples lens: {uri, homes}, each home with its edit.
     [EditorCommands.AddExamples]: (arg) => addExamples(deps, arg as AddExamplesParams | undefined),
-    "kmx.selectModel": () => selectModel(deps),
-    "kmx.setEndpointCredential": () => setEndpointCredential(deps),
-    "kmx.showLogs": () => {
+    [EditorCommands.SelectModel]: () => selectModel(deps),
+    [EditorCommands.SetEndpointCredential]: () => setEndpointCredential(deps),
+    [EditorCommands.ShowLogs]: () => {
       deps.sidecar.log.show(true);
       return Promise.resolve();
     },
-    "kmx.restartServer": () => deps.sidecar.restart(),
+    [EditorCommands.RestartServer]: () => deps.sidecar.restart(),
   };
   return Object.entries(table).map(([id, handler]) =>
     vscode.commands.registerCommand(id, async (arg?: unknown) => {

@@ -1,7 +1,7 @@
 // The status bar item: the model route runs will use (from the settings)
 // or, after a run, the route the server reported. Clicking selects a model.
 import * as vscode from "vscode";
-import type { ReportResult } from "./protocol";
+import { EditorCommands, type ReportResult } from "./protocol";
 import { readSettings } from "./settings";
 
 export class ModelStatus implements vscode.Disposable {
@@ -10,7 +10,7 @@ export class ModelStatus implements vscode.Disposable {
 
   constructor() {
     this.item.name = "kmx model route";
-    this.item.command = "kmx.selectModel";
+    this.item.command = EditorCommands.SelectModel;
     this.update();
     this.item.show();
   }

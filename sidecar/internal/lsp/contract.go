@@ -11,7 +11,9 @@ import (
 // This file is the kmx side of the editor contract: every command ID, custom
 // method, their params and results, and the protocol version. It is written
 // once, here; shared/protocol/kmx-protocol.ts is generated from it by
-// sidecar/cmd/kmx-protocolgen, and a test fails when that file is stale.
+// sidecar/cmd/kmx-protocolgen (make protocol), and a test fails when that
+// file is stale. contract_manifest.go holds the rest: palette titles and
+// settings, which package.json and docs/protocol.md are generated from.
 // Change a type here, run the generator, and the extension's compiler shows
 // what else must change.
 

@@ -22,10 +22,10 @@ func TestKMXProtocolIsCurrent(t *testing.T) {
 	root := testutil.ModuleRoot(t)
 	got, err := os.ReadFile(filepath.Join(root, KMXPath))
 	if err != nil {
-		t.Fatalf("%v; run: go run ./sidecar/cmd/kmx-protocolgen", err)
+		t.Fatalf("%v; run: make protocol", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale; run: go run ./sidecar/cmd/kmx-protocolgen", KMXPath)
+		t.Fatalf("%s is stale; run: make protocol", KMXPath)
 	}
 }
 
