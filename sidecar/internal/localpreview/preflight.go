@@ -42,7 +42,11 @@ func Preflight(ctx context.Context, opts Options, path string, src []byte, res a
 	if r.Next != "" {
 		msg += "; " + r.Next
 	}
-	return []agentfile.Diagnostic{{Range: at, Severity: agentfile.SeverityWarning, Code: CodeRefusal, Message: msg}}
+	code := CodeRefusal
+	if r.Code != "" {
+		code = r.Code
+	}
+	return []agentfile.Diagnostic{{Range: at, Severity: agentfile.SeverityWarning, Code: code, Message: msg}}
 }
 
 // modelLine is the range of the header's model line, else of the first

@@ -17,7 +17,14 @@ type Refusal struct {
 	// tool assertion, an llmJudge with no judge route); Preflight puts
 	// its diagnostic there.
 	At *agentfile.Range `json:"-"`
+	// Code is the diagnostic code Preflight shows it with when it is not
+	// CodeRefusal (CodeSettings for an unusable kmx.yaml).
+	Code string `json:"-"`
 }
+
+// CodeSettings is the diagnostic code of an unusable kmx.yaml: the
+// language server shows it on kmx.yaml and on the agent file's tools.
+const CodeSettings = "kmx-yaml"
 
 func (r *Refusal) Error() string { return r.Msg }
 
@@ -32,6 +39,13 @@ func refuse(next, format string, args ...any) *Refusal {
 func refuseAt(at agentfile.Range, next, format string, args ...any) *Refusal {
 	r := refuse(next, format, args...)
 	r.At = &at
+	return r
+}
+
+// refuseNear is refuseAt when the range is known, else refuse.
+func refuseNear(at *agentfile.Range, next, format string, args ...any) *Refusal {
+	r := refuse(next, format, args...)
+	r.At = at
 	return r
 }
 

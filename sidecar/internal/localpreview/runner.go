@@ -295,7 +295,7 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 	if err := bindEditorTools(ctx, plan, rt); err != nil {
 		return nil, err
 	}
-	if err := checkToolRoute(plan, rt); err != nil {
+	if err := checkToolRoute(plan, rt, req.Source); err != nil {
 		return nil, err
 	}
 	if err := checkCredentialEcho(req.Path, plan, rt); err != nil {

@@ -1,6 +1,7 @@
 package localpreview
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +46,12 @@ func prepareTools(opts Options, req Request, plan *Plan) error {
 	if err != nil {
 		var se *localtools.SettingsError
 		if errors.As(err, &se) {
-			return refuse(se.Next(), "kmx.yaml cannot be used: %s", se.Error())
+			r := refuse(se.Next(), "kmx.yaml cannot be used: %s", se.Error())
+			r.Code = CodeSettings
+			if len(plan.Agent.Tools) > 0 {
+				r.At = &plan.Agent.Tools[0].Range
+			}
+			return r
 		}
 		return fmt.Errorf("read kmx.yaml: %w", err)
 	}
@@ -158,7 +164,9 @@ func bindEditorTools(ctx context.Context, plan *Plan, rt *routes) error {
 // any route but the fake model and the editor (whose tools bindEditorTools
 // bound; tools on endpoints are future work), and a fake directive to call
 // a tool that nothing would answer but the stub.
-func checkToolRoute(plan *Plan, rt *routes) error {
+// src is the agent file's text, to place the refusal (Preflight) on the
+// directive's line.
+func checkToolRoute(plan *Plan, rt *routes, src []byte) error {
 	names := declared(plan.Agent)
 	directive := ""
 	if _, err := route.FakeAnswer(plan.Agent.Instructions, ""); err != nil {
@@ -169,7 +177,7 @@ func checkToolRoute(plan *Plan, rt *routes) error {
 	}
 	if len(names) == 0 {
 		if directive != "" && rt.agent.Route == route.Fake {
-			return refuse(fmt.Sprintf("declare %q in the agent file's tools, add a recording for it to each example, and run again; or remove the directive", directive),
+			return refuseNear(directiveAt(src, plan.Agent, directive), fmt.Sprintf("declare %q in the agent file's tools, add a recording for it to each example, and run again; or remove the directive", directive),
 				"the instructions ask the fake model to call the tool %q, which the agent file does not declare", directive)
 		}
 		return nil
@@ -178,7 +186,7 @@ func checkToolRoute(plan *Plan, rt *routes) error {
 		return nil
 	}
 	if rt.agent.Route != route.Fake {
-		return refuse("run this agent on the fake model (--model fake) with recordings, or on a model VS Code offers (no endpoint), or remove its tools",
+		return refuseNear(&plan.Agent.Tools[0].Range, "run this agent on the fake model (--model fake) with recordings, or on a model VS Code offers (no endpoint), or remove its tools",
 			"%s declares tools, and tools are offered only on the fake model and the editor route in this build (route %q): kmx never runs a declared tool's agent without its tools",
 			plan.Agent.ID, rt.agent.Route)
 	}
@@ -187,7 +195,7 @@ func checkToolRoute(plan *Plan, rt *routes) error {
 	}
 	st := plan.tools.settings.State(directive)
 	if st == "" {
-		return refuse(fmt.Sprintf("declare %q in the agent file's tools, or fix the name in the directive", directive),
+		return refuseNear(directiveAt(src, plan.Agent, directive), fmt.Sprintf("declare %q in the agent file's tools, or fix the name in the directive", directive),
 			"the instructions ask the fake model to call the tool %q, which the agent file does not declare", directive)
 	}
 	if st == localtools.Disabled {
@@ -200,6 +208,10 @@ func checkToolRoute(plan *Plan, rt *routes) error {
 	for _, ex := range plan.Selected {
 		ids = append(ids, ex.ID)
 	}
+	ranges := map[string]*agentfile.Range{}
+	for i := range plan.Selected {
+		ranges[plan.Selected[i].ID] = &plan.Selected[i].Range
+	}
 	for _, id := range ids {
 		t, _ := localtools.Find(plan.tools.sets[id], directive)
 		if t.Source == localtools.SourceRecorded || t.Source == localtools.SourceLive {
@@ -209,11 +221,26 @@ func checkToolRoute(plan *Plan, rt *routes) error {
 		if id == adHocID {
 			where = "the ad-hoc input"
 		}
-		return refuse(fmt.Sprintf("add a recording to %s (tools: {%s: {recorded: {calls: [{arguments: {}, result: ...}]}}}) or a binding, or set %s: Disabled in kmx.yaml",
+		return refuseNear(ranges[id], fmt.Sprintf("add a recording to %s (tools: {%s: {recorded: {calls: [{arguments: {}, result: ...}]}}}) or a binding, or set %s: Disabled in kmx.yaml",
 			where, directive, directive),
 			"the fake model would call the tool %q in %s, which has no recording and no binding", directive, where)
 	}
 	return nil
+}
+
+// directiveAt is the line of the instructions' fake-model directive to
+// call tool, when src (the agent file's text) holds it there.
+func directiveAt(src []byte, a *agentfile.Agent, tool string) *agentfile.Range {
+	r := a.InstructionsRange
+	if r.Start.Offset < 0 || r.Start.Offset > r.End.Offset || r.End.Offset > len(src) {
+		return nil
+	}
+	i := bytes.Index(src[r.Start.Offset:r.End.Offset], []byte(route.FakeToolDirective(tool)))
+	if i < 0 {
+		return nil
+	}
+	at := lineRange(bytes.SplitAfter(src, []byte("\n")), bytes.Count(src[:r.Start.Offset+i], []byte("\n")))
+	return &at
 }
 
 // ToolSetting is one declared tool's kmx.yaml state, frozen at run start.

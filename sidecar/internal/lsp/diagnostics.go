@@ -97,8 +97,13 @@ func (s *Server) publish(ctx context.Context, snap snapshot, res agentfile.Resul
 			diags = append(diags, *onAgent)
 		}
 		if !isExamplesURI(snap.uri) {
-			// What a run would refuse under the settings (kmx-refusal).
-			diags = append(diags, toDiagnostics(refusals)...)
+			// What a run would refuse under the settings (kmx-refusal). An
+			// unusable kmx.yaml is already the Error above: not twice.
+			for _, d := range toDiagnostics(refusals) {
+				if onAgent == nil || d.Code != codeKmxYAML {
+					diags = append(diags, d)
+				}
+			}
 		}
 		s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{
 			URI:         snap.uri,

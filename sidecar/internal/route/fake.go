@@ -26,6 +26,10 @@ var (
 	fakeCallTool = regexp.MustCompile("Call the tool `([^`\n]+)`")
 )
 
+// FakeToolDirective is the row-3 directive to call tool, as an author
+// writes it in the instructions.
+func FakeToolDirective(tool string) string { return "Call the tool `" + tool + "`" }
+
 // FakeTurnNumber is the fake model's conversation directive (row 4, after
 // the seed's three rows): the answer is "Turn N: " and the input, where N
 // counts the user messages the request carries (the history's and this
