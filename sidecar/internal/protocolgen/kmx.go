@@ -147,7 +147,7 @@ func KMXProtocolDoc(current []byte) ([]byte, error) {
 	for _, part := range []struct {
 		name string
 		body func() string
-	}{{"commands", commandsTable}, {"editor-commands", editorCommandsTable}, {"settings", settingsTable}} {
+	}{{"commands", commandsTable}, {"editor-commands", editorCommandsTable}, {"settings", settingsTable}, {"client-methods", clientMethodsTable}} {
 		var err error
 		if out, err = ReplaceGenerated(out, part.name, []byte(part.body())); err != nil {
 			return nil, fmt.Errorf("%s: %w", ProtocolDocPath, err)
@@ -188,6 +188,16 @@ func commandsTable() string {
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", id, title, m.Method, io)
 		}
+	}
+	return b.String()
+}
+
+// clientMethodsTable lists the server → client requests.
+func clientMethodsTable() string {
+	var b strings.Builder
+	b.WriteString("| method | params → result | |\n|---|---|---|\n")
+	for _, m := range lsp.ClientMethods() {
+		fmt.Fprintf(&b, "| `%s` | %s → %s | %s |\n", m.Method, shape(m.Params), shape(m.Result), strings.TrimPrefix(m.Doc, "server → client: "))
 	}
 	return b.String()
 }
