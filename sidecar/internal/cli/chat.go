@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/conversation"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 const chatUsage = "kmx chat FILE [--input TEXT | --input-file PATH|- | --history | --discard-unfinished | --clear] [--conversation ID] [--model NAME] [--endpoint URL] [--key-env NAME] [--json]"
@@ -94,8 +95,8 @@ func chatOutcome(env Env, res *conversation.Transcript, err error, asJSON, whole
 	if err == nil {
 		return nil
 	}
-	if r, ok := conversation.AsRefusal(err); ok {
-		return &RefusalError{Msg: r.Msg, Next: r.Next}
+	if refused {
+		return &RefusalError{Msg: err.Error(), Next: problem.NextStep(err)}
 	}
 	if res != nil && res.Turn != nil {
 		return &FailureError{Msg: err.Error()}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"io"
 	"sort"
 	"strings"
@@ -80,12 +81,10 @@ func report(env Env, err error) int {
 	return exitCode(err)
 }
 
-// printProblem prints an error and its next step on stderr.
+// printProblem prints an error and its next step on stderr, as every
+// front renders a problem (problem.Text).
 func printProblem(env Env, err error) {
-	fmt.Fprintf(env.Stderr, "kmx: %s\n", strings.TrimPrefix(err.Error(), "kmx: "))
-	if next := nextStep(err); next != "" {
-		fmt.Fprintf(env.Stderr, "next: %s\n", next)
-	}
+	fmt.Fprintf(env.Stderr, "kmx: %s\n", strings.TrimPrefix(problem.Text(err), "kmx: "))
 }
 
 func printUsage(w io.Writer) {

@@ -3,8 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-
-	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // Exit codes, the same for every subcommand.
@@ -72,6 +70,3 @@ func exitCode(err error) int {
 	// Anything unexpected is reported as a refusal: nothing is claimed.
 	return ExitRefusal
 }
-
-// nextStep returns the "what to do next" line of an error, if it has one.
-func nextStep(err error) string { return problem.NextStep(err) }

@@ -120,7 +120,7 @@ func readToolBinding(cmd string, rf routeFlags) (*localtools.Binding, error) {
 	if err != nil {
 		var be *localtools.BindingError
 		if errors.As(err, &be) {
-			return nil, &RefusalError{Msg: "kmx " + cmd + ": --tool-bindings " + be.Error(), Next: be.Next()}
+			return nil, &RefusalError{Msg: "kmx " + cmd + ": --tool-bindings " + be.Error(), Next: be.NextStep()}
 		}
 		return nil, fmt.Errorf("read --tool-bindings: %w", err)
 	}

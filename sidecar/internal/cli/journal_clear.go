@@ -7,7 +7,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
-	"github.com/kmxdev/kmx/sidecar/internal/state"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // journalCleared is the JSON of kmx journal clear.
@@ -82,24 +82,17 @@ func clearError(env Env, err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := "kmx journal clear: " + strings.TrimPrefix(err.Error(), "clear: ")
+	// Each of Clear's errors says its own next step (problem.Problem).
+	next := problem.NextStep(err)
+	if next == "" {
+		next = "run kmx journal list to see what is left"
+	}
+	refusal := &RefusalError{Msg: "kmx journal clear: " + strings.TrimPrefix(err.Error(), "clear: "), Next: next}
 	var ue *journal.UncertainError
 	var ce *journal.ChangedError
 	if errors.As(err, &ue) || errors.As(err, &ce) {
-		fmt.Fprintf(env.Stderr, "kmx: %s\n", msg)
-		fmt.Fprintln(env.Stderr, "next: run kmx journal list to see what is left")
+		printProblem(env, refusal)
 		return &FailureError{Msg: "clear incomplete"}
 	}
-	var re *journal.RunningError
-	var nf *journal.NotFoundError
-	var unsafe *state.UnsafeError
-	switch {
-	case errors.As(err, &unsafe):
-		return &RefusalError{Msg: msg, Next: unsafe.Fix}
-	case errors.As(err, &re):
-		return &RefusalError{Msg: msg, Next: "wait for the run to finish, or cancel it (Ctrl-C where it runs), then run kmx journal clear again"}
-	case errors.As(err, &nf):
-		return &RefusalError{Msg: msg, Next: "run kmx journal list to see the retained runs"}
-	}
-	return &RefusalError{Msg: msg, Next: "run kmx journal list to see what is left"}
+	return refusal
 }

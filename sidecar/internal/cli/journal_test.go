@@ -124,6 +124,13 @@ func TestJournalClear(t *testing.T) {
 		{"all: the executing run is kept", []string{"--json"}, ExitRefusal, `"kept": [`, "still executing"},
 	}
 	checkCLI(t, h, []string{"journal", "clear"}, cases)
+	// One error shape: the journal's error carries its own next step, and
+	// the CLI says it once (problem.Text), as JSON-RPC and MCP do.
+	missing := "20200101T000000.000000000Z-00000000"
+	r := kmx(t, h, "journal", "clear", missing)
+	if want := "kmx: kmx journal clear: " + (&journal.NotFoundError{RunID: missing, Dir: dir}).Error() + "\n"; r.stderr != want {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
 	l := listRuns(t, h)
 	if len(l.Runs) != 1 || l.Runs[0].ID != live.ID() || l.Runs[0].Status != "running" {
 		t.Fatalf("after clearing: %+v", l.Runs)

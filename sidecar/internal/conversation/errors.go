@@ -40,6 +40,9 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return r.Msg }
 
+// NextStep is what to do (problem.Problem).
+func (r *Refusal) NextStep() string { return r.Next }
+
 // AsRefusal reports whether err is a Refusal.
 func AsRefusal(err error) (*Refusal, bool) {
 	var r *Refusal

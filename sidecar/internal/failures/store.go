@@ -324,7 +324,12 @@ func (e *CorruptError) Error() string {
 	for i, r := range e.Records {
 		parts[i] = r.Name + ": " + r.Reason
 	}
-	return fmt.Sprintf("%d retained failure record(s) in %s could not be read (%s); clear them with kmx test explain --file FILE --clear", len(e.Records), e.Dir, strings.Join(parts, "; "))
+	return fmt.Sprintf("%d retained failure record(s) in %s could not be read (%s); %s", len(e.Records), e.Dir, strings.Join(parts, "; "), e.NextStep())
+}
+
+// NextStep is what to do (problem.Problem); Error ends with it.
+func (e *CorruptError) NextStep() string {
+	return "clear them with kmx test explain --file FILE --clear"
 }
 
 // Load returns the subject's retained records, newest first. It only reads:

@@ -20,9 +20,17 @@ type RunningError struct {
 
 func (e *RunningError) Error() string {
 	if len(e.RunIDs) == 1 {
-		return fmt.Sprintf("run %s is still executing, so it was kept: wait for it to finish or cancel it, then clear again", e.RunIDs[0])
+		return fmt.Sprintf("run %s is still executing, so it was kept: %s", e.RunIDs[0], e.NextStep())
 	}
-	return fmt.Sprintf("runs %s are still executing, so they were kept: wait for them to finish or cancel them, then clear again", strings.Join(e.RunIDs, ", "))
+	return fmt.Sprintf("runs %s are still executing, so they were kept: %s", strings.Join(e.RunIDs, ", "), e.NextStep())
+}
+
+// NextStep is what to do (problem.Problem); Error ends with it.
+func (e *RunningError) NextStep() string {
+	if len(e.RunIDs) == 1 {
+		return "wait for it to finish or cancel it, then clear again"
+	}
+	return "wait for them to finish or cancel them, then clear again"
 }
 
 // NotFoundError is a run ID with no file in the journal folder.
@@ -31,8 +39,11 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("there is no run %s in %s: run kmx journal list to see the run IDs", e.RunID, e.Dir)
+	return fmt.Sprintf("there is no run %s in %s: %s", e.RunID, e.Dir, e.NextStep())
 }
+
+// NextStep is what to do (problem.Problem); Error ends with it.
+func (e *NotFoundError) NextStep() string { return "run kmx journal list to see the run IDs" }
 
 // ChangedError is a family file that is no longer the file discovery saw
 // (replaced or swapped for a link): removal of that run stopped there.
@@ -41,8 +52,11 @@ type ChangedError struct {
 }
 
 func (e *ChangedError) Error() string {
-	return fmt.Sprintf("%s changed while it was being cleared (it is no longer the same file), so kmx stopped clearing its run; check the folder, then clear again", e.Path)
+	return fmt.Sprintf("%s changed while it was being cleared (it is no longer the same file), so kmx stopped clearing its run; %s", e.Path, e.NextStep())
 }
+
+// NextStep is what to do (problem.Problem); Error ends with it.
+func (e *ChangedError) NextStep() string { return "check the folder, then clear again" }
 
 // UncertainError is a removal whose directory flush failed: the files were
 // unlinked, but after a crash or power loss they may still exist.
@@ -52,9 +66,12 @@ type UncertainError struct {
 }
 
 func (e *UncertainError) Error() string {
-	return fmt.Sprintf("removed %s, but the journal folder could not be flushed to disk (%v): after a crash or power loss the files may still exist; run kmx journal list to check",
-		strings.Join(e.RunIDs, ", "), e.Err)
+	return fmt.Sprintf("removed %s, but the journal folder could not be flushed to disk (%v): after a crash or power loss the files may still exist; %s",
+		strings.Join(e.RunIDs, ", "), e.Err, e.NextStep())
 }
+
+// NextStep is what to do (problem.Problem); Error ends with it.
+func (e *UncertainError) NextStep() string { return "run kmx journal list to check" }
 
 func (e *UncertainError) Unwrap() error { return e.Err }
 

@@ -132,6 +132,12 @@ func (e *TamperedError) Error() string {
 	return fmt.Sprintf("journal %s was altered at record %d (%s): its records cannot be trusted", e.RunID, e.Seq, e.Reason)
 }
 
+// NextStep is what to do with an altered journal (problem.Problem): its
+// records are never used, so the run can only be removed.
+func (e *TamperedError) NextStep() string {
+	return "clear it with kmx journal clear " + e.RunID + "; nothing in it can be shown as journaled"
+}
+
 // Is makes errors.Is(err, ErrTampered) true.
 func (e *TamperedError) Is(target error) bool { return target == ErrTampered }
 

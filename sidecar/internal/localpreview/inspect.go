@@ -397,7 +397,8 @@ func readRefusal(ctx context.Context, runID string, err error) error {
 		return ctx.Err()
 	}
 	if errors.Is(err, journal.ErrTampered) {
-		return refuse("clear it with kmx journal clear "+runID+"; nothing in it can be shown as journaled",
+		next := (&journal.TamperedError{RunID: runID}).NextStep()
+		return refuse(next,
 			"the journal of run %s was altered after it was written: its records cannot be trusted, so nothing was replayed", runID)
 	}
 	return refuse("run kmx journal list to check the run; kmx journal clear "+runID+" removes it",

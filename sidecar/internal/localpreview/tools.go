@@ -46,7 +46,7 @@ func prepareTools(opts Options, req Request, plan *Plan) error {
 	if err != nil {
 		var se *localtools.SettingsError
 		if errors.As(err, &se) {
-			r := refuse(se.Next(), "kmx.yaml cannot be used: %s", se.Error())
+			r := refuse(se.NextStep(), "kmx.yaml cannot be used: %s", se.Error())
 			r.Code = CodeSettings
 			if len(plan.Agent.Tools) > 0 {
 				r.At = &plan.Agent.Tools[0].Range
@@ -105,7 +105,7 @@ func bindGitHub(opts Options, req Request, plan *Plan) error {
 	if err != nil {
 		var be *localtools.BindingError
 		if errors.As(err, &be) {
-			return refuse(be.Next(), "--tool-bindings %s", be.Error())
+			return refuse(be.NextStep(), "--tool-bindings %s", be.Error())
 		}
 		return fmt.Errorf("read the tool binding's credential: %w", err)
 	}

@@ -59,8 +59,8 @@ func (e *BindingError) Error() string {
 	return e.Path + ": " + e.Msg
 }
 
-// Next says what to change.
-func (e *BindingError) Next() string { return e.Hint }
+// NextStep says what to change (problem.Problem).
+func (e *BindingError) NextStep() string { return e.Hint }
 
 const bindingShape = `{"schemaVersion": "kmx.local-tools/v1", "bindings": [{"name": "github_list_merged_prs", "endpointRef": "github-mcp", "repository": "OWNER/REPO"}], "endpoints": {"github-mcp": {"url": "https://api.githubcopilot.com/mcp/readonly", "credentialEnv": "NAME"}}}`
 

@@ -108,7 +108,7 @@ func TestReadBindingRefusesMalformedFiles(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %q does not contain %q", err, tc.want)
 			}
-			if be.Next() == "" {
+			if be.NextStep() == "" {
 				t.Fatal("the refusal says nothing about what to change")
 			}
 			if strings.Contains(err.Error(), fakeToken()) {

@@ -92,8 +92,9 @@ func (e *SettingsError) Short() string {
 	return SettingsFile + ": " + e.Problem
 }
 
-// Next says what to change; it is the same for every kmx.yaml problem.
-func (e *SettingsError) Next() string {
+// NextStep says what to change (problem.Problem); it is the same for
+// every kmx.yaml problem.
+func (e *SettingsError) NextStep() string {
 	return "fix " + e.Path + " (tools: {NAME: Enabled|Disabled}, one entry per tool the agent file declares), or remove it; kmx never rewrites it"
 }
 

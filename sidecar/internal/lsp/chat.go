@@ -91,5 +91,5 @@ func (s *Server) chatResult(method, uri string, res *conversation.Transcript, er
 		return out, nil
 	}
 	s.log.Error("chat failed", "method", method, "err", err)
-	return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", method, err)
+	return nil, requestFailed(method, err)
 }

@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // clearJournals serves kmx/clearJournals (and kmx.clearJournals) with
@@ -51,9 +52,9 @@ func (s *Server) clearRuns(p ClearJournalsParams) (any, error) {
 		out.Kept = append(out.Kept, running.RunIDs...)
 		out.Message = fmt.Sprintf("removed %d run(s); %s", len(out.Removed), running.Error())
 	case errors.As(err, &notFound):
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", MethodClearJournals, err)
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %s", MethodClearJournals, problem.Text(err))
 	case err != nil:
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodClearJournals, err)
+		return nil, requestFailed(MethodClearJournals, err)
 	default:
 		out.Message = fmt.Sprintf("removed %d run(s)", len(out.Removed))
 		if len(out.Removed) > 0 {

@@ -36,12 +36,12 @@ func (s *Server) explainFile(p ExplainParams) (any, error) {
 	}
 	root, err := state.Dir(s.opts.Getenv, runtime.GOOS)
 	if err != nil {
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v; %s", MethodExplain, err, problem.SetKMXHome)
+		return nil, requestFailed(MethodExplain, problem.Wrap(err, problem.SetKMXHome))
 	}
 	exp, err := failures.Explain(root, path, current, p.ShowContent)
 	if err != nil {
 		// An unsafe store (*state.UnsafeError) says itself what to fix.
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodExplain, err)
+		return nil, requestFailed(MethodExplain, err)
 	}
 	return &ExplainResult{ProtocolVersion: ProtocolVersion, URI: p.URI, Label: failures.Label, Explanation: exp}, nil
 }

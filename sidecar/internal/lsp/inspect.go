@@ -41,7 +41,7 @@ func (s *Server) inspectRun(ctx context.Context, p InspectParams) (any, error) {
 			}
 			return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %s", MethodInspect, msg)
 		}
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodInspect, err)
+		return nil, requestFailed(MethodInspect, err)
 	}
 	if !p.ShowReasoning {
 		in.HideReasoning()

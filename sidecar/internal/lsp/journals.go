@@ -3,10 +3,7 @@ package lsp
 import (
 	"runtime"
 
-	"go.lsp.dev/jsonrpc2"
-
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // journalDir is the journals folder of the state folder, without creating
@@ -14,7 +11,7 @@ import (
 func (s *Server) journalDir(method string) (string, error) {
 	dir, _, err := journal.ExistingDir(s.opts.Getenv, runtime.GOOS)
 	if err != nil {
-		return "", jsonrpc2.Errorf(CodeRequestFailed, "%s: %s", method, problem.Text(err))
+		return "", requestFailed(method, err)
 	}
 	return dir, nil
 }

@@ -69,6 +69,14 @@ func TestListAndClearRunsNeverDeletesARunningOne(t *testing.T) {
 	if rpcCode(err) != jsonrpc2.InvalidParams {
 		t.Fatalf("clear of a bad id: %v, want InvalidParams", err)
 	}
+	// A well-formed ID with no run: the journal's error with its own next
+	// step, said once (problem.Text), as the CLI says it.
+	missing := "20200101T000000.000000000Z-00000000"
+	err = c.call(lsp.MethodClearJournals, lsp.ClearJournalsParams{RunID: missing}, nil)
+	next := (&journal.NotFoundError{}).NextStep()
+	if rpcCode(err) != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "there is no run "+missing) || strings.Count(err.Error(), next) != 1 {
+		t.Fatalf("clear of a missing run: %v, want InvalidParams saying %q once", err, next)
+	}
 	c.mustCall("workspace/executeCommand", map[string]any{"command": lsp.CommandClearJournals, "arguments": []any{lsp.ClearJournalsParams{}}}, &cleared)
 	if len(cleared.Removed) != 1 || cleared.Removed[0] != finished || len(cleared.Kept) != 1 || !strings.Contains(cleared.Message, "still executing") {
 		t.Fatalf("clear while running = %+v, want the finished run removed and the running one kept", cleared)

@@ -58,7 +58,7 @@ func settingsDiagnostics(agentPath string, a *agentfile.Agent) (onYAML []diagnos
 		Severity: int(agentfile.SeverityError),
 		Code:     codeKmxYAML,
 		Source:   "kmx",
-		Message:  se.Problem + "; " + se.Next(),
+		Message:  se.Problem + "; " + se.NextStep(),
 	}}
 	at := lspRange{}
 	if len(a.Tools) > 0 {

@@ -41,7 +41,7 @@ func (s *Server) listFileRuns(p DocumentParams) (any, error) {
 	}
 	runs, err := journal.ListAgent(dir, res.Agent.ID)
 	if err != nil {
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodListRuns, err)
+		return nil, requestFailed(MethodListRuns, err)
 	}
 	out.Runs = append(out.Runs, runs...)
 	return out, nil

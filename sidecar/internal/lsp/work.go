@@ -17,11 +17,19 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // CodeRequestFailed is LSP's RequestFailed (-32803): the request was well
 // formed but the work failed (not a refusal: those are results).
 const CodeRequestFailed jsonrpc2.Code = -32803
+
+// requestFailed is work that failed for a reason other than the params, as
+// RequestFailed: the message and, for a problem.Problem, its next step,
+// rendered as every front renders a problem (problem.Text).
+func requestFailed(method string, err error) error {
+	return jsonrpc2.Errorf(CodeRequestFailed, "%s: %s", method, problem.Text(err))
+}
 
 // source is the text a run uses: the open buffer (what the user sees,
 // saved or not) or, for a file that is not open, the file on disk.
@@ -123,7 +131,7 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 	case err != nil:
 		prog.end(OutcomeFailed, err.Error())
 		s.log.Error("run failed", "method", method, "err", err)
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", method, err)
+		return nil, requestFailed(method, err)
 	default:
 		sum := rep.Summary
 		prog.end(OutcomeCompleted, fmt.Sprintf("%s — %d pass, %d fail, %d unknown (local preview)", rep.Verdict, sum.Pass, sum.Fail, sum.Unknown))

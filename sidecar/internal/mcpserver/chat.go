@@ -50,11 +50,7 @@ func addChat(srv *mcp.Server, cfg Config) {
 			res, err = conversation.Say(ctx, req, *in.Input)
 		}
 		if err != nil {
-			next := "nothing was added to the conversation"
-			if r, ok := conversation.AsRefusal(err); ok {
-				next = r.Next
-			}
-			return errorResult(&refusal{msg: err.Error(), next: next}), res, nil
+			return errorResult(problemRefusal(err, "nothing was added to the conversation")), res, nil
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: chatSummary(res, in.Input == nil)}}}, res, nil
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // Name is the server name clients see in initialize.
@@ -142,7 +143,9 @@ func (r *refusal) text() string {
 	for _, l := range r.lines {
 		fmt.Fprintf(&b, "%s\n", l)
 	}
-	if r.next != "" {
+	// As problem.Text: a message that already ends with its next step
+	// says it once.
+	if r.next != "" && !strings.HasSuffix(r.msg, r.next) {
 		fmt.Fprintf(&b, "next: %s\n", r.next)
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -180,7 +183,7 @@ func readAgentFile(tool, path, real string) ([]byte, error) {
 func engineRefusal(rep *localpreview.Report, err error) *refusal {
 	r, ok := localpreview.AsRefusal(err)
 	if !ok {
-		return &refusal{msg: err.Error(), next: "this is not a verdict; nothing was reported as passing"}
+		return problemRefusal(err, "this is not a verdict; nothing was reported as passing")
 	}
 	out := &refusal{msg: r.Msg, next: r.Next}
 	path := ""
@@ -191,6 +194,17 @@ func engineRefusal(rep *localpreview.Report, err error) *refusal {
 		out.lines = append(out.lines, agentfile.DiagnosticLine(path, d))
 	}
 	return out
+}
+
+// problemRefusal is err as a refusal: its own next step when it is a
+// problem.Problem (as the CLI and the language server show it), else
+// fallback.
+func problemRefusal(err error, fallback string) *refusal {
+	next := problem.NextStep(err)
+	if next == "" {
+		next = fallback
+	}
+	return &refusal{msg: err.Error(), next: next}
 }
 
 // errorResult is a refusal as a tool result: isError true, the refusal's

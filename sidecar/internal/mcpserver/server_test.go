@@ -489,7 +489,7 @@ func TestExplainRefusesUnsafeState(t *testing.T) {
 		want       []string
 	}{
 		{"relative KMX_HOME", "relative/home", []string{"not an absolute path", "next: restart kmx mcp with its environment fixed: set KMX_HOME"}},
-		{"group-readable KMX_HOME", open, []string{"refusing state path", "next: "}},
+		{"group-readable KMX_HOME", open, []string{"refusing state path", "chmod"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -503,7 +503,23 @@ func TestExplainRefusesUnsafeState(t *testing.T) {
 					t.Errorf("text lacks %q:\n%s", w, text(res))
 				}
 			}
+			saidOnce(t, text(res))
 		})
+	}
+}
+
+// saidOnce fails when a refusal says its next step twice: once at the end
+// of its message and again on a next: line (problem.Text says it once, on
+// every front).
+func saidOnce(t *testing.T, got string) {
+	t.Helper()
+	if i := strings.LastIndex(got, "\nnext: "); i >= 0 {
+		if next := strings.TrimSpace(got[i+len("\nnext: "):]); strings.Contains(got[:i], next) {
+			t.Errorf("the next step is said twice:\n%s", got)
+		}
+	}
+	if strings.Count(got, "next: ") > 1 {
+		t.Errorf("more than one next: line:\n%s", got)
 	}
 }
 

@@ -17,6 +17,9 @@ type ResolveError struct {
 
 func (e *ResolveError) Error() string { return e.Msg + ": " + e.Next }
 
+// NextStep is what to change (problem.Problem); Error ends with it.
+func (e *ResolveError) NextStep() string { return e.Next }
+
 // ResolveEditorModel resolves a model reference list the way VS Code
 // resolves an agent's model: each reference, in order, matches a model
 // whose id, display name or qualified name (`Name (vendor)`) is exactly
