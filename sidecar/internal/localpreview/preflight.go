@@ -20,7 +20,9 @@ const CodeRefusal = "kmx-refusal"
 // src; a file that is not Valid has its parse diagnostics instead.
 //
 // The diagnostic sits on the line that causes the refusal: the assertion,
-// else the header's model line, else the first line.
+// else the header's model line, else the first line. path and src are the
+// agent file's; with a sibling examples file, a diagnostic on an example or
+// an assertion names that file in File, as parse diagnostics do.
 func Preflight(ctx context.Context, opts Options, path string, src []byte, res agentfile.Result) []agentfile.Diagnostic {
 	if res.State != agentfile.Valid || res.Agent == nil || len(res.Agent.Examples) == 0 {
 		return nil
@@ -46,7 +48,29 @@ func Preflight(ctx context.Context, opts Options, path string, src []byte, res a
 	if r.Code != "" {
 		code = r.Code
 	}
-	return []agentfile.Diagnostic{{Range: at, Severity: agentfile.SeverityWarning, Code: code, Message: msg}}
+	d := agentfile.Diagnostic{Range: at, Severity: agentfile.SeverityWarning, Code: code, Message: msg}
+	if r.At != nil && res.Agent.ExamplesFile != "" && inExamples(res.Agent, *r.At) {
+		// An example or assertion of a pair is a range in the examples
+		// file: say so, as the parser does.
+		d.File = res.Agent.ExamplesFile
+	}
+	return []agentfile.Diagnostic{d}
+}
+
+// inExamples reports whether at is the range of one of a's examples or
+// assertions.
+func inExamples(a *agentfile.Agent, at agentfile.Range) bool {
+	for _, ex := range a.Examples {
+		if ex.Range == at {
+			return true
+		}
+		for _, as := range ex.Assertions {
+			if as.Range == at {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // modelLine is the range of the header's model line, else of the first

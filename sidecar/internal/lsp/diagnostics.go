@@ -45,14 +45,22 @@ func (s *Server) preflight(ctx context.Context, snap snapshot, res agentfile.Res
 			out = nil
 		}
 	}()
-	if isExamplesURI(snap.uri) {
-		return nil
-	}
 	path := uriPath(snap.uri)
 	if path == "" {
 		path = snap.uri
 	}
-	return localpreview.Preflight(ctx, s.previewOptions(""), path, snap.text, res)
+	src := snap.text
+	if isExamplesURI(snap.uri) {
+		// The pair's refusals are the agent's: check them with the agent
+		// file's text; publish keeps those in this file.
+		path = agentfile.AgentPathOf(path)
+		text, err := s.readText(path)
+		if err != nil {
+			return nil
+		}
+		src = text
+	}
+	return localpreview.Preflight(ctx, s.previewOptions(""), path, src, res)
 }
 
 // safeParse parses snap; a parser panic (a kmx bug) becomes one Warning
@@ -96,13 +104,12 @@ func (s *Server) publish(ctx context.Context, snap snapshot, res agentfile.Resul
 		if onAgent != nil && !isExamplesURI(snap.uri) {
 			diags = append(diags, *onAgent)
 		}
-		if !isExamplesURI(snap.uri) {
-			// What a run would refuse under the settings (kmx-refusal). An
-			// unusable kmx.yaml is already the Error above: not twice.
-			for _, d := range toDiagnostics(refusals) {
-				if onAgent == nil || d.Code != codeKmxYAML {
-					diags = append(diags, d)
-				}
+		// What a run would refuse under the settings (kmx-refusal), in
+		// the file of the pair the cause is in. An unusable kmx.yaml is
+		// already the Error above: not twice.
+		for _, d := range toDiagnostics(inFile(snap.uri, refusals)) {
+			if onAgent == nil || d.Code != codeKmxYAML {
+				diags = append(diags, d)
 			}
 		}
 		s.notify(ctx, "textDocument/publishDiagnostics", &publishDiagnosticsParams{

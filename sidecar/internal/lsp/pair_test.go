@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 )
 
@@ -34,5 +35,33 @@ func TestAddExamplesOffersTheSiblingFirst(t *testing.T) {
 	homes := lenses[1].Command.Arguments[0].Homes
 	if len(homes) != 2 || homes[0].Open != fileURI(filepath.Join(filepath.Dir(path), "plain.agent.examples.yaml")) || !strings.HasPrefix(homes[1].Title, "In this file") {
 		t.Errorf("homes = %+v", homes)
+	}
+}
+
+// TestPairRefusalsAreShownInTheFileThatCausesThem: what a run of a pair
+// would refuse is on the causing line of the file it is in: an example
+// with no recording for the tool the fake would call is on its `- id:`
+// line in the examples file, never at that line number of the agent file.
+func TestPairRefusalsAreShownInTheFileThatCausesThem(t *testing.T) {
+	agent := "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n"
+	examples := "# one\n- id: one\n  input: hi\n  assert:\n    - toolCalled: ping\n"
+	agentPath := writeAgent(t, "caller.agent.md", agent)
+	examplesPath := filepath.Join(filepath.Dir(agentPath), "caller"+agentfile.ExamplesFileSuffix)
+	if err := os.WriteFile(examplesPath, []byte(examples), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, lsp.Options{})
+	c.initialize(nil)
+	agentURI, examplesURI := fileURI(agentPath), fileURI(examplesPath)
+	c.open(agentURI, 1, agent)
+	d, _ := c.diagnosticsFor(0, agentURI, 1)
+	if len(d.Diagnostics) != 0 {
+		t.Errorf("agent file diagnostics = %+v, want none (the cause is in the examples file)", d.Diagnostics)
+	}
+	from := c.count()
+	c.open(examplesURI, 1, examples)
+	d, _ = c.diagnosticsFor(from, examplesURI, 1)
+	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Code != "kmx-refusal" || d.Diagnostics[0].Range.Start.Line != 1 || !strings.Contains(d.Diagnostics[0].Message, "no recording") {
+		t.Errorf("examples file diagnostics = %+v, want the refusal on line 2", d.Diagnostics)
 	}
 }
