@@ -128,7 +128,8 @@ func TestJournalClear(t *testing.T) {
 	// the CLI says it once (problem.Text), as JSON-RPC and MCP do.
 	missing := "20200101T000000.000000000Z-00000000"
 	r := kmx(t, h, "journal", "clear", missing)
-	if want := "kmx: kmx journal clear: " + (&journal.NotFoundError{RunID: missing, Dir: dir}).Error() + "\n"; r.stderr != want {
+	nf := &journal.NotFoundError{RunID: missing, Dir: dir}
+	if want := "kmx: kmx journal clear: there is no run " + missing + " in " + dir + "\nnext: " + nf.NextStep() + "\n"; r.stderr != want {
 		t.Errorf("stderr %q, want %q", r.stderr, want)
 	}
 	l := listRuns(t, h)

@@ -139,13 +139,12 @@ func (r *refusal) NextStep() string { return r.next }
 // text is the refusal as the CLI prints it, under a local preview heading.
 func (r *refusal) text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: refused; nothing was reported as passing\n%s\n", localpreview.Label, r.msg)
+	fmt.Fprintf(&b, "%s: refused; nothing was reported as passing\n%s\n", localpreview.Label, problem.WithoutStep(r.msg, r.next))
 	for _, l := range r.lines {
 		fmt.Fprintf(&b, "%s\n", l)
 	}
-	// As problem.Text: a message that already ends with its next step
-	// says it once.
-	if r.next != "" && !strings.HasSuffix(r.msg, r.next) {
+	// As problem.Text: the next step once, on its own line.
+	if r.next != "" {
 		fmt.Fprintf(&b, "next: %s\n", r.next)
 	}
 	return strings.TrimRight(b.String(), "\n")

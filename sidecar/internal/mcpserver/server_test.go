@@ -489,7 +489,7 @@ func TestExplainRefusesUnsafeState(t *testing.T) {
 		want       []string
 	}{
 		{"relative KMX_HOME", "relative/home", []string{"not an absolute path", "next: restart kmx mcp with its environment fixed: set KMX_HOME"}},
-		{"group-readable KMX_HOME", open, []string{"refusing state path", "chmod"}},
+		{"group-readable KMX_HOME", open, []string{"refusing state path", "next: run chmod"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,13 +52,24 @@ func NextStep(err error) string {
 }
 
 // Text renders err as every front shows it: the message, then the next
-// step on its own line as "next: ...", unless the message already ends
-// with it.
+// step on its own line as "next: ...". A message that already ends with
+// its next step (many engine errors read whole on their own) gives it up
+// to that line, so the step is said once, always in the same place.
 func Text(err error) string {
-	msg := err.Error()
 	next := NextStep(err)
-	if next == "" || strings.HasSuffix(msg, next) {
-		return msg
+	if next == "" {
+		return err.Error()
 	}
-	return msg + "\nnext: " + next
+	return WithoutStep(err.Error(), next) + "\nnext: " + next
+}
+
+// WithoutStep is msg without next at its end (and the separator before
+// it), for a front that shows next on its own line.
+func WithoutStep(msg, next string) string {
+	if head, ok := strings.CutSuffix(msg, next); ok && next != "" {
+		if head = strings.TrimRight(head, " ;:,"); head != "" {
+			return head
+		}
+	}
+	return msg
 }

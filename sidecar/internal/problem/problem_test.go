@@ -17,7 +17,8 @@ func TestText(t *testing.T) {
 		{New("the file is too large", "shorten it"), "the file is too large\nnext: shorten it"},
 		{wrapped, "kmx journal list: file does not exist\nnext: " + SetKMXHome},
 		{errors.New("plain"), "plain"},
-		{New("already says: do x", "do x"), "already says: do x"},
+		{New("already says: do x", "do x"), "already says\nnext: do x"},
+		{New("do x", "do x"), "do x\nnext: do x"},
 	}
 	for _, c := range cases {
 		if got := Text(c.err); got != c.want {
