@@ -88,10 +88,7 @@ func (c Config) confine(ctx context.Context, ss *mcp.ServerSession, tool, file s
 // confineTo checks one path (path) a tool reads on behalf of the file it
 // was given (named, which the refusal names) against roots.
 func confineTo(roots []string, tool, named, path string) (string, *refusal) {
-	outside := &refusal{
-		msg:  fmt.Sprintf("kmx %s: %s is not an *.agent.md file inside this server's roots", tool, named),
-		next: "pass an *.agent.md file (or the NAME.agent.examples.yaml beside it) under " + strings.Join(roots, " or ") + ", or start kmx mcp with --root FOLDER for the folder that holds it",
-	}
+	outside := outsideRoots(roots, tool, named)
 	if !isAgentName(path) {
 		return "", outside
 	}
@@ -104,6 +101,15 @@ func confineTo(roots []string, tool, named, path string) (string, *refusal) {
 		return "", outside
 	}
 	return real, nil
+}
+
+// outsideRoots is the one refusal for any path a tool may not read: the
+// same words whether or not it exists.
+func outsideRoots(roots []string, tool, named string) *refusal {
+	return &refusal{
+		msg:  fmt.Sprintf("kmx %s: %s is not an *.agent.md file inside this server's roots", tool, named),
+		next: "pass an *.agent.md file (or the NAME.agent.examples.yaml beside it) under " + strings.Join(roots, " or ") + ", or start kmx mcp with --root FOLDER for the folder that holds it",
+	}
 }
 
 // pairFile is a tool's file argument confined to the roots, for tools that
@@ -131,13 +137,11 @@ func (c Config) confinePair(ctx context.Context, ss *mcp.ServerSession, tool, fi
 	roots := c.roots(ctx, ss)
 	agent := file
 	if a := agentfile.AgentPathOf(file); a != "" {
-		if _, r := confineTo(roots, tool, file, a); r != nil {
-			return pairFile{}, r
-		}
+		// The examples file itself resolves inside the roots, as an
+		// examples file; the agent file beside it is checked below.
 		abs, err := filepath.Abs(file)
-		if err != nil || !within(resolveExisting(abs), roots) || !agentfile.IsExamplesFile(resolveExisting(abs)) {
-			_, r := confineTo(roots, tool, file, "")
-			return pairFile{}, r
+		if real := resolveExisting(abs); err != nil || !within(real, roots) || !agentfile.IsExamplesFile(real) {
+			return pairFile{}, outsideRoots(roots, tool, file)
 		}
 		agent = a
 	}
