@@ -1,6 +1,7 @@
 package lsp_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
