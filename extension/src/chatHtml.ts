@@ -66,6 +66,9 @@ export function transcriptHtml(view: ChatView): string {
   } else if (chat?.unfinished !== undefined && chat.unfinished > 0) {
     h += `<div class="refusal" id="refusal" data-code="unfinished"><p>Turn ${chat.unfinished} has no recorded outcome (its process ended mid-turn); kmx never re-sends a turn.</p><button id="discard" type="button">Discard the unfinished turn</button></div>`;
   }
+  if (chat?.pending !== undefined && chat.pending > 0 && !view.busy) {
+    h += `<p class="muted" id="pending">Turn ${chat.pending} is running in another window or process: its answer is not in the history yet.</p>`;
+  }
   if (res?.error !== undefined && res.error !== "") {
     h += `<p class="error" id="turn-error">The turn did not answer: ${escapeHtml(res.error)}</p>`;
   }

@@ -122,7 +122,9 @@ class ChatSession implements vscode.Disposable {
     this.post();
     for (let i = 0; i < settleTries && !this.disposed; i += 1) {
       const res = await this.sidecar.request(Methods.Chat, { uri: this.uri.toString() }).catch(() => undefined);
-      if (res !== undefined && res.refusal?.code !== "busy") {
+      // The history is read while a turn runs: the cancelled turn is over
+      // once the sidecar no longer reports it pending.
+      if (res !== undefined && res.refusal?.code !== "busy" && (res.chat?.pending ?? 0) === 0) {
         this.view = { busy: false, result: res };
         this.post();
         return;

@@ -725,6 +725,7 @@ export interface Transcript {
   turns: ChatTurn[] | null;
   turn?: ChatTurn;
   unfinished?: number;
+  pending?: number;
   cleared?: boolean;
 }
 

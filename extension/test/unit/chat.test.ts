@@ -52,6 +52,18 @@ describe("chat panel HTML", () => {
     assert.match(transcriptHtml({ busy: false, result: opened }), /id="discard"/);
   });
 
+  it("shows a turn running elsewhere as pending, without Discard", () => {
+    const running = result();
+    if (running.chat !== undefined) {
+      running.chat.pending = 3;
+    }
+    const html = transcriptHtml({ busy: false, result: running });
+    assert.match(html, /Turn 3 is running in another window or process/);
+    assert.doesNotMatch(html, /id="discard"/);
+    // This panel's own turn says so in its status instead.
+    assert.doesNotMatch(transcriptHtml({ busy: true, result: running }), /id="pending"/);
+  });
+
   it("says when it is busy and refuses a conversation it cannot read", () => {
     assert.match(transcriptHtml({ busy: true, result: result() }), /waiting for the model/);
     const other = result();

@@ -139,6 +139,9 @@ func printChat(w io.Writer, res *conversation.Transcript, whole bool) {
 	if res.Unfinished > 0 {
 		fmt.Fprintf(w, "turn %d has no recorded outcome: kmx chat %s --discard-unfinished lets the conversation continue\n", res.Unfinished, res.File)
 	}
+	if res.Pending > 0 {
+		fmt.Fprintf(w, "turn %d is running now (in another window or process): its answer is not in the history yet\n", res.Pending)
+	}
 }
 
 func indentAfterFirst(s string) string {

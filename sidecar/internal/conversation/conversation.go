@@ -15,7 +15,9 @@
 //
 //  1. No second turn while one runs: Open holds the conversation's OS lock
 //     (another holder, in this process or another, is refused: CodeBusy) and a
-//     Conversation runs one Send at a time.
+//     Conversation runs one Send at a time. Reading the history (History)
+//     is not a turn: it takes no lock and reads a snapshot of the journal,
+//     showing a turn in flight as StatePending.
 //  2. A cancelled Send returns only after the model call in flight has been
 //     torn down (the per-turn Sessions service is closed, which joins the
 //     harness), and the conversation accepts fresh work afterwards.

@@ -52,6 +52,10 @@ type Transcript struct {
 	Turn *ChatTurn `json:"turn,omitempty"`
 	// Unfinished is the turn number that blocks new turns, if any.
 	Unfinished int `json:"unfinished,omitempty"`
+	// Pending is the turn number running now (in this window or another
+	// process), if any: a history read while a turn runs shows it without
+	// an outcome, and new turns are refused as busy until it ends.
+	Pending int `json:"pending,omitempty"`
 	// Cleared says whether a clear removed a conversation.
 	Cleared *bool `json:"cleared,omitempty"`
 }
@@ -87,6 +91,9 @@ func (c *Conversation) result(file string) *Transcript {
 	}
 	if u := c.Unfinished(); u != nil {
 		res.Unfinished = u.N
+	}
+	if n := len(res.Turns); n > 0 && res.Turns[n-1].State == StatePending {
+		res.Pending = res.Turns[n-1].N
 	}
 	return res
 }
@@ -148,14 +155,30 @@ func Say(ctx context.Context, req Request, input string) (*Transcript, error) {
 	return res, err
 }
 
-// History opens the conversation and returns its history, rebuilt by replay
-// with zero model calls. It never sends anything, and creates nothing for a
-// conversation that does not exist yet.
+// History returns the conversation's history, rebuilt by replay with zero
+// model calls from a snapshot of its journal. It takes no lock, so it is
+// answered while a turn runs (in this process or another): the committed
+// turns, and the running one as pending (Transcript.Pending). It never
+// sends anything, and creates nothing for a conversation that does not
+// exist yet.
 func History(ctx context.Context, req Request) (*Transcript, error) {
 	if res, err := notStarted(req); res != nil || err != nil {
 		return res, err
 	}
-	return withOpen(ctx, req, func(*Conversation) error { return nil })
+	opts, err := req.options()
+	if err != nil {
+		return nil, err
+	}
+	c, err := read(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		// Cleared (or still being created) since notStarted looked.
+		id, _, _ := opts.location()
+		return &Transcript{Schema: Schema, Label: Label, File: req.File, Conversation: id, Turns: []ChatTurn{}}, nil
+	}
+	return c.result(req.File), nil
 }
 
 // notStarted returns an empty result when the conversation has no journal.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
@@ -132,16 +133,8 @@ func OpenConversation(ctx context.Context, dir, key string, meta RunMeta) (_ *Jo
 	if err := j.readMeta(ctx); err != nil {
 		return nil, false, fmt.Errorf("open conversation: %w", err)
 	}
-	// The recorded head (if any) is a floor, not the end: verify the whole
-	// chain, then require the head to be in it.
-	headSeq, headHash, hadHead := j.lastSeq, j.lastHash, j.haveHead
-	j.haveHead = false
-	if err := j.extendLocked(ctx); err != nil {
+	if err := j.verifyFromFloor(ctx); err != nil {
 		return nil, false, fmt.Errorf("open conversation: %w", err)
-	}
-	if hadHead && headSeq > 0 && (headSeq > j.chain.seq || j.chain.hashes[headSeq-1] != headHash) {
-		return nil, false, fmt.Errorf("open conversation: %w", &TamperedError{RunID: key, Seq: j.chain.seq,
-			Reason: fmt.Sprintf("the journal no longer holds record %d that its last close recorded", headSeq)})
 	}
 	j.lastSeq, j.lastHash, j.haveHead = j.chain.seq, j.chain.head, true
 	j.status = ""
@@ -154,11 +147,98 @@ func OpenConversation(ctx context.Context, dir, key string, meta RunMeta) (_ *Jo
 	return j, created, nil
 }
 
+// verifyFromFloor verifies the whole chain of a conversation journal just
+// opened. The head its last clean close recorded (if any) is a floor, not
+// the end: later turns may have been appended since (or be being appended
+// now), so the head must be in the chain, not at its end. Afterwards the
+// Journal knows no head: a reader accepts records appended after it.
+func (j *Journal) verifyFromFloor(ctx context.Context) error {
+	headSeq, headHash, hadHead := j.lastSeq, j.lastHash, j.haveHead
+	j.haveHead = false
+	if err := j.extendLocked(ctx); err != nil {
+		return err
+	}
+	if hadHead && headSeq > 0 && (headSeq > j.chain.seq || j.chain.hashes[headSeq-1] != headHash) {
+		return &TamperedError{RunID: j.id, Seq: j.chain.seq,
+			Reason: fmt.Sprintf("the journal no longer holds record %d that its last close recorded", headSeq)}
+	}
+	return nil
+}
+
+// ReadConversation opens the conversation journal key in dir for reading
+// only, without its lock: a history can be read while a turn is being
+// appended by another holder, in this process or another, and the reader
+// neither waits for that writer nor makes it wait. SQLite's WAL gives each
+// read one snapshot of the committed records; the chain is verified whole
+// (the recorded head a floor, as for OpenConversation) and every later read
+// re-checks it. A missing journal matches fs.ErrNotExist; nothing is
+// created but a missing -wal or -shm companion (private), as for Open.
+func ReadConversation(ctx context.Context, dir, key string) (*Journal, error) {
+	if !ValidConversationKey(key) {
+		return nil, fmt.Errorf("read conversation: %q is not a conversation key", key)
+	}
+	j, err := openReader(ctx, dir, key)
+	if err != nil {
+		return nil, fmt.Errorf("read conversation: %w", err)
+	}
+	j.mu.Lock()
+	err = j.verifyFromFloor(ctx)
+	j.mu.Unlock()
+	if err != nil {
+		_ = j.Close()
+		return nil, fmt.Errorf("read conversation: %w", err)
+	}
+	return j, nil
+}
+
+// ConversationHeld reports whether the conversation key's lock is held, that
+// is, whether a turn (or a discard or clear) is under way in this or another
+// process. A missing lock file means no holder: a holder removes it while
+// still holding it. The probe takes the lock without waiting and drops it at
+// once; a writer meeting the probe retries (see takeConversationLock).
+func ConversationHeld(dir, key string) (bool, error) {
+	if !ValidConversationKey(key) {
+		return false, fmt.Errorf("check conversation lock: %q is not a conversation key", key)
+	}
+	p := filepath.Join(dir, key+".lock")
+	if err := state.CheckPrivateFile(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("check conversation lock: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil // released between the check and the open
+		}
+		return false, fmt.Errorf("check conversation lock: %w", err)
+	}
+	defer f.Close()
+	switch err := lockFile(f); {
+	case errors.Is(err, errLocked):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("check conversation lock: %w", err)
+	}
+	if err := unlockFile(f); err != nil {
+		return false, fmt.Errorf("check conversation lock: %w", err)
+	}
+	return false, nil
+}
+
 // takeConversationLock opens (or creates, private) the lock file p and locks
 // it without waiting. A holder releasing its lock removes the file while
-// still holding it; a lock taken on such a removed file is retried.
+// still holding it; a lock taken on such a removed file is retried. A lock
+// found held is tried again a few times over a few milliseconds, so a
+// reader's ConversationHeld probe (held for microseconds) is never taken
+// for a turn under way; a real holder still answers ErrBusy at once in
+// human terms.
 func takeConversationLock(p string) (*os.File, error) {
-	for attempt := 0; attempt < 5; attempt++ {
+	const heldTries = 4
+	const heldPause = 5 * time.Millisecond
+	held := 0
+	for attempt := 0; attempt < 5+heldTries; attempt++ {
 		f, err := state.CreatePrivateFile(p)
 		if errors.Is(err, fs.ErrExist) {
 			if err = state.CheckPrivateFile(p); err == nil {
@@ -173,10 +253,14 @@ func takeConversationLock(p string) (*os.File, error) {
 		}
 		if err := lockFile(f); err != nil {
 			_ = f.Close()
-			if errors.Is(err, errLocked) {
+			if !errors.Is(err, errLocked) {
+				return nil, err
+			}
+			if held++; held >= heldTries {
 				return nil, ErrBusy
 			}
-			return nil, err
+			time.Sleep(heldPause)
+			continue
 		}
 		if sameLock(f) != nil {
 			_ = unlockFile(f)

@@ -27,15 +27,26 @@ func Open(ctx context.Context, dir, runID string) (*Journal, error) {
 	if !ValidRunID(runID) {
 		return nil, fmt.Errorf("open journal: %q is not a run ID (expected a name like 20261130T162341.123456789Z-0a1b2c3d)", runID)
 	}
-	if err := state.CheckPrivateDir(dir); err != nil {
+	j, err := openReader(ctx, dir, runID)
+	if err != nil {
 		return nil, fmt.Errorf("open journal %s: %w", runID, err)
 	}
-	j := &Journal{dir: dir, id: runID, dbPath: filepath.Join(dir, runID+".db"), readOnly: true}
+	return j, nil
+}
+
+// openReader opens the existing database id in dir read-only, on a
+// connection of its own, and reads its meta. It takes no lock and writes
+// nothing but a missing -wal or -shm companion, created private.
+func openReader(ctx context.Context, dir, id string) (*Journal, error) {
+	if err := state.CheckPrivateDir(dir); err != nil {
+		return nil, err
+	}
+	j := &Journal{dir: dir, id: id, dbPath: filepath.Join(dir, id+".db"), readOnly: true}
 	if err := state.CheckPrivateFile(j.dbPath); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("open journal %s: there is no such run in %s", runID, dir)
+			return nil, &missingError{dir: dir}
 		}
-		return nil, fmt.Errorf("open journal %s: %w", runID, err)
+		return nil, err
 	}
 	for _, c := range []string{"-wal", "-shm"} {
 		err := state.CheckPrivateFile(j.dbPath + c)
@@ -43,27 +54,34 @@ func Open(ctx context.Context, dir, runID string) (*Journal, error) {
 			var f *os.File
 			f, err = state.CreatePrivateFile(j.dbPath + c)
 			if errors.Is(err, fs.ErrExist) {
-				// Its run made it just now; judge it like any existing one.
+				// Its writer made it just now; judge it like any existing one.
 				err = state.CheckPrivateFile(j.dbPath + c)
 			} else if err == nil {
 				err = f.Close()
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("open journal %s: %w", runID, err)
+			return nil, err
 		}
 	}
 	db, err := openDB(j.dbPath, true)
 	if err != nil {
-		return nil, fmt.Errorf("open journal %s: %w", runID, err)
+		return nil, err
 	}
 	j.db = db
 	if err := j.readMeta(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("open journal %s: %w", runID, err)
+		return nil, err
 	}
 	return j, nil
 }
+
+// missingError is a journal database that does not exist; it matches
+// fs.ErrNotExist.
+type missingError struct{ dir string }
+
+func (e *missingError) Error() string { return "there is no such run in " + e.dir }
+func (e *missingError) Unwrap() error { return fs.ErrNotExist }
 
 func (j *Journal) readMeta(ctx context.Context) error {
 	rows, err := j.db.QueryContext(ctx, `SELECT key, value FROM meta`)

@@ -91,13 +91,13 @@ func TestChatThroughTheServer(t *testing.T) {
 	}
 }
 
-// TestChatCancelAndBusy: while a turn waits on a slow endpoint, a second
-// turn is refused as busy; cancelling the request ($/cancelRequest) stops
-// the model call, the turn is recorded cancelled, and the next turn runs.
-func TestChatCancelAndBusy(t *testing.T) {
-	arrived := make(chan struct{}, 16)
+// slowEndpoint is a local OpenAI-compatible endpoint: a request whose last
+// message is "slow" is held until its client goes away (or the test ends);
+// any other is answered "fast". Each request is signalled on arrived.
+func slowEndpoint(t *testing.T) (url string, arrived chan struct{}) {
+	t.Helper()
+	arrived = make(chan struct{}, 16)
 	hold := make(chan struct{})
-	defer close(hold)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Model    string `json:"model"`
@@ -118,10 +118,21 @@ func TestChatCancelAndBusy(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "model": body.Model,
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "fast"}}}})
 	}))
-	defer srv.Close()
+	t.Cleanup(func() {
+		close(hold)
+		srv.Close()
+	})
+	return srv.URL, arrived
+}
+
+// TestChatCancelAndBusy: while a turn waits on a slow endpoint, a second
+// turn is refused as busy; cancelling the request ($/cancelRequest) stops
+// the model call, the turn is recorded cancelled, and the next turn runs.
+func TestChatCancelAndBusy(t *testing.T) {
+	url, arrived := slowEndpoint(t)
 	path := writeAgent(t, "talker.agent.md", "---\nname: Talker\n---\nYou answer.\n")
 	c := startServer(t, lsp.Options{})
-	c.initialize(map[string]any{"settings": map[string]any{"model": "m1", "endpoint": srv.URL + "/v1"}})
+	c.initialize(map[string]any{"settings": map[string]any{"model": "m1", "endpoint": url + "/v1"}})
 	uri := fileURI(path)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -162,5 +173,58 @@ func TestChatCancelAndBusy(t *testing.T) {
 	}
 	if ts := res.Chat.Turns; len(ts) != 2 || ts[0].State != conversation.StateCancelled {
 		t.Fatalf("history = %+v; want the cancelled turn then the answered one", ts)
+	}
+}
+
+// TestChatHistoryWhileATurnRuns: while a turn waits on a slow endpoint, the
+// history read (opening the panel, kmx/chat without input) is answered, not
+// refused as busy: the committed turn answered and the running one pending,
+// with no model call; the turn then completes untouched by the read.
+func TestChatHistoryWhileATurnRuns(t *testing.T) {
+	url, arrived := slowEndpoint(t)
+	path := writeAgent(t, "talker.agent.md", "---\nname: Talker\n---\nYou answer.\n")
+	c := startServer(t, lsp.Options{})
+	c.initialize(map[string]any{"settings": map[string]any{"model": "m1", "endpoint": url + "/v1"}})
+	uri := fileURI(path)
+	if res := c.chat(t, lsp.MethodChat, lsp.ChatParams{URI: uri, Input: ptrStr("hello")}); res.Refusal != nil || res.Chat.Turn == nil || res.Chat.Turn.Answer != "fast" {
+		t.Fatalf("turn 1 = %+v %+v", res.Refusal, res.Chat)
+	}
+	<-arrived
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		var res lsp.ChatResult
+		done <- protocol.Call(ctx, c.conn, lsp.MethodChat, lsp.ChatParams{URI: uri, Input: ptrStr("slow")}, &res)
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(waitFor):
+		t.Fatal("the turn never reached the endpoint")
+	}
+	res := c.chat(t, lsp.MethodChat, lsp.ChatParams{URI: uri})
+	if res.Refusal != nil || res.Chat == nil {
+		t.Fatalf("history while a turn runs = %+v %+v; want the history", res.Refusal, res.Chat)
+	}
+	ts := res.Chat.Turns
+	if len(ts) != 2 || ts[0].State != conversation.StateAnswered || ts[0].Answer != "fast" || ts[1].State != conversation.StatePending || ts[1].Input != "slow" {
+		t.Fatalf("history while a turn runs = %+v; want turn 1 answered and turn 2 pending", ts)
+	}
+	if res.Chat.Pending != 2 || res.Chat.Unfinished != 0 || res.Chat.ReplayLiveCalls != 0 || len(arrived) != 0 {
+		t.Fatalf("pending %d, unfinished %d, replay calls %d, requests %d; want 2, 0, 0, 0", res.Chat.Pending, res.Chat.Unfinished, res.Chat.ReplayLiveCalls, len(arrived))
+	}
+	cancel()
+	<-done
+	deadline := time.Now().Add(waitFor)
+	for {
+		res = c.chat(t, lsp.MethodChat, lsp.ChatParams{URI: uri})
+		if res.Chat != nil && res.Chat.Pending == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ts := res.Chat.Turns; len(ts) != 2 || ts[1].State != conversation.StateCancelled || res.Chat.Unfinished != 0 {
+		t.Fatalf("history after the cancel = %+v; want turn 2 cancelled", ts)
 	}
 }
