@@ -86,45 +86,51 @@ type scriptedEditor struct {
 func (e *scriptedEditor) answer(ctx context.Context, id, method string, raw json.RawMessage) (any, error) {
 	switch method {
 	case lsp.MethodLanguageModels:
-		e.mu.Lock()
-		e.lists++
-		e.mu.Unlock()
+		e.bump(&e.lists)
 		return route.EditorModelsResult{Models: e.models}, nil
 	case lsp.MethodLanguageModelSend:
-		var p route.EditorSendParams
-		if err := json.Unmarshal(raw, &p); err != nil {
+		p, n, err := record(e, id, raw, &e.sends, &e.lastID)
+		if err != nil {
 			return nil, err
 		}
-		e.mu.Lock()
-		e.sends = append(e.sends, p)
-		e.lastID = id
-		n := len(e.sends)
-		e.mu.Unlock()
 		if e.reply != nil {
 			return e.reply(ctx, n, p)
 		}
 		return route.EditorSendResult{Model: p.Model, Text: "Release notes: " + p.Messages[1].Content}, nil
 	case lsp.MethodLanguageModelTools:
-		e.mu.Lock()
-		e.toolLists++
-		e.mu.Unlock()
+		e.bump(&e.toolLists)
 		return route.EditorToolsResult{Tools: e.tools}, nil
 	case lsp.MethodLanguageModelInvokeTool:
-		var p route.EditorInvokeToolParams
-		if err := json.Unmarshal(raw, &p); err != nil {
+		p, n, err := record(e, id, raw, &e.invokes, &e.lastInvokeID)
+		if err != nil {
 			return nil, err
 		}
-		e.mu.Lock()
-		e.invokes = append(e.invokes, p)
-		e.lastInvokeID = id
-		n := len(e.invokes)
-		e.mu.Unlock()
 		if e.invoke != nil {
 			return e.invoke(ctx, n, p)
 		}
 		return route.EditorInvokeToolResult{Text: fmt.Sprint(p.Input["text"])}, nil
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "%s", method)
+}
+
+// bump counts one list request under e.mu.
+func (e *scriptedEditor) bump(n *int) {
+	e.mu.Lock()
+	*n++
+	e.mu.Unlock()
+}
+
+// record decodes one request e answers, appends it to log and keeps its
+// JSON-RPC id in lastID, under e.mu; n is its number (1 for the first).
+func record[P any](e *scriptedEditor, id string, raw json.RawMessage, log *[]P, lastID *string) (p P, n int, err error) {
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, 0, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	*log = append(*log, p)
+	*lastID = id
+	return p, len(*log), nil
 }
 
 func (e *scriptedEditor) counts() (lists, sends int) {
