@@ -23,8 +23,8 @@ export class KmxTests implements vscode.Disposable {
   readonly onReport = this.reportEmitter.event;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
-  /** An example item's description from its assertions, shown again once a run is not flaky. */
-  private readonly baseDescriptions = new WeakMap<vscode.TestItem, string>();
+  /** "flaky 3/5" per example item ID, from the newest run of that item that was flaky. */
+  private readonly flaky = new Map<string, string>();
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -193,8 +193,9 @@ export class KmxTests implements vscode.Disposable {
       const existing = item.children.get(id);
       const child = existing !== undefined && existing.uri?.toString() === at.toString() ? existing : this.controller.createTestItem(id, ex.id, at);
       child.range = toRange(ex.range);
-      child.description = (ex.assertions ?? []).map((a) => a.type).join(", ");
-      this.baseDescriptions.set(child, child.description);
+      // The newest run's flaky mark outlives a refresh (one may land just
+      // after the run, e.g. when the item is expanded).
+      child.description = this.flaky.get(id) ?? (ex.assertions ?? []).map((a) => a.type).join(", ");
       children.push(child);
     }
     item.children.replace(children);
@@ -306,7 +307,13 @@ export class KmxTests implements vscode.Disposable {
       if (o !== undefined) {
         applyOutcome(run, item, o);
         // "flaky 3/5" until a later run of the item says otherwise.
-        item.description = flakyText(report?.examples?.find((e) => e.id === item.label)) ?? this.baseDescriptions.get(item) ?? item.description;
+        const flaky = flakyText(report?.examples?.find((e) => e.id === item.label));
+        if (flaky !== undefined) {
+          this.flaky.set(item.id, flaky);
+          item.description = flaky;
+        } else if (this.flaky.delete(item.id)) {
+          void this.refresh(item.uri ?? file.uri ?? vscode.Uri.parse(res.uri));
+        }
       }
     });
     if (report !== undefined) {
