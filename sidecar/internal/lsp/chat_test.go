@@ -125,19 +125,24 @@ func slowEndpoint(t *testing.T) (url string, arrived chan struct{}) {
 	return srv.URL, arrived
 }
 
-// TestChatCancelAndBusy: while a turn waits on a slow endpoint, a second
-// turn is refused as busy; cancelling the request ($/cancelRequest) stops
-// the model call, the turn is recorded cancelled, and the next turn runs.
-func TestChatCancelAndBusy(t *testing.T) {
+// slowTalker starts a server whose model is served by slowEndpoint and
+// returns it, the URI of a talker agent file and the endpoint's arrivals.
+func slowTalker(t *testing.T) (*client, string, chan struct{}) {
+	t.Helper()
 	url, arrived := slowEndpoint(t)
 	path := writeAgent(t, "talker.agent.md", "---\nname: Talker\n---\nYou answer.\n")
 	c := startServer(t, lsp.Options{})
 	c.initialize(map[string]any{"settings": map[string]any{"model": "m1", "endpoint": url + "/v1"}})
-	uri := fileURI(path)
+	return c, fileURI(path), arrived
+}
 
+// slowTurn sends the turn "slow", which the endpoint holds, and returns once
+// it has arrived there: cancel sends $/cancelRequest for it, and done
+// receives its end.
+func slowTurn(t *testing.T, c *client, uri string, arrived chan struct{}) (cancel context.CancelFunc, done chan error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
+	done = make(chan error, 1)
 	go func() {
 		var res lsp.ChatResult
 		done <- protocol.Call(ctx, c.conn, lsp.MethodChat, lsp.ChatParams{URI: uri, Input: ptrStr("slow")}, &res)
@@ -145,8 +150,20 @@ func TestChatCancelAndBusy(t *testing.T) {
 	select {
 	case <-arrived:
 	case <-time.After(waitFor):
+		cancel()
 		t.Fatal("the turn never reached the endpoint")
 	}
+	return cancel, done
+}
+
+// TestChatCancelAndBusy: while a turn waits on a slow endpoint, a second
+// turn is refused as busy; cancelling the request ($/cancelRequest) stops
+// the model call, the turn is recorded cancelled, and the next turn runs.
+func TestChatCancelAndBusy(t *testing.T) {
+	c, uri, arrived := slowTalker(t)
+
+	cancel, done := slowTurn(t, c, uri, arrived)
+	defer cancel()
 	var res lsp.ChatResult
 	res = c.chat(t, lsp.MethodChat, lsp.ChatParams{URI: uri, Input: ptrStr("second")})
 	if len(arrived) != 0 {
@@ -181,28 +198,14 @@ func TestChatCancelAndBusy(t *testing.T) {
 // refused as busy: the committed turn answered and the running one pending,
 // with no model call; the turn then completes untouched by the read.
 func TestChatHistoryWhileATurnRuns(t *testing.T) {
-	url, arrived := slowEndpoint(t)
-	path := writeAgent(t, "talker.agent.md", "---\nname: Talker\n---\nYou answer.\n")
-	c := startServer(t, lsp.Options{})
-	c.initialize(map[string]any{"settings": map[string]any{"model": "m1", "endpoint": url + "/v1"}})
-	uri := fileURI(path)
+	c, uri, arrived := slowTalker(t)
 	if res := c.chat(t, lsp.MethodChat, lsp.ChatParams{URI: uri, Input: ptrStr("hello")}); res.Refusal != nil || res.Chat.Turn == nil || res.Chat.Turn.Answer != "fast" {
 		t.Fatalf("turn 1 = %+v %+v", res.Refusal, res.Chat)
 	}
 	<-arrived
 
-	ctx, cancel := context.WithCancel(context.Background())
+	cancel, done := slowTurn(t, c, uri, arrived)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		var res lsp.ChatResult
-		done <- protocol.Call(ctx, c.conn, lsp.MethodChat, lsp.ChatParams{URI: uri, Input: ptrStr("slow")}, &res)
-	}()
-	select {
-	case <-arrived:
-	case <-time.After(waitFor):
-		t.Fatal("the turn never reached the endpoint")
-	}
 	res := c.chat(t, lsp.MethodChat, lsp.ChatParams{URI: uri})
 	if res.Refusal != nil || res.Chat == nil {
 		t.Fatalf("history while a turn runs = %+v %+v; want the history", res.Refusal, res.Chat)
