@@ -260,7 +260,7 @@ func agentID(path string) string {
 func unsafeRefusal(err error) error {
 	var unsafe *state.UnsafeError
 	if errors.As(err, &unsafe) {
-		return &Refusal{Code: CodeInvalid, Msg: unsafe.Error(), Next: "make the state folder private (chmod 700), or set KMX_HOME to a private folder"}
+		return &Refusal{Code: CodeInvalid, Msg: unsafe.Error(), Next: unsafe.NextStep()}
 	}
 	return err
 }

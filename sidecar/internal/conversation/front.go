@@ -11,6 +11,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
@@ -70,7 +71,7 @@ func stateDir(opts localpreview.Options) (string, error) {
 	}
 	root, err := state.Dir(getenv, runtime.GOOS)
 	if err != nil {
-		return "", &Refusal{Code: CodeInvalid, Msg: err.Error(), Next: "set KMX_HOME to an absolute path of a private folder"}
+		return "", &Refusal{Code: CodeInvalid, Msg: err.Error(), Next: problem.SetKMXHome}
 	}
 	return root, nil
 }

@@ -394,7 +394,7 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 	if err != nil {
 		var unsafe *state.UnsafeError
 		if errors.As(err, &unsafe) {
-			return &Refusal{Msg: unsafe.Error(), Next: "make the state folder private (chmod 700), or set KMX_HOME to a private folder"}
+			return &Refusal{Msg: unsafe.Error(), Next: unsafe.NextStep()}
 		}
 		return fmt.Errorf("create journal: %w", err)
 	}
@@ -495,7 +495,7 @@ func journalDir(root string) (string, error) {
 	if err != nil {
 		var unsafe *state.UnsafeError
 		if errors.As(err, &unsafe) {
-			return "", &Refusal{Msg: unsafe.Error(), Next: "make the state folder private (chmod 700), or set KMX_HOME to a private folder"}
+			return "", &Refusal{Msg: unsafe.Error(), Next: unsafe.NextStep()}
 		}
 		return "", fmt.Errorf("prepare state folder: %w", err)
 	}
