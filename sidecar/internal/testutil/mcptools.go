@@ -1,11 +1,6 @@
 package testutil
 
 import (
-	"bytes"
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,21 +20,9 @@ type MCPTools struct {
 // these tools are never silently skipped in CI.
 func InstallMCPTools(tb testing.TB) MCPTools {
 	tb.Helper()
-	if _, err := exec.LookPath("npm"); err != nil {
-		if os.Getenv("CI") == "" {
-			tb.Skip("npm is not installed and CI is unset: skipping the MCP inspector and conformance tests (install npm to run them)")
-		}
-		tb.Fatalf("CI is set but npm is not installed: the MCP inspector and conformance tests must run")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(ModuleRoot(tb), "scripts", "mcp-tools.sh"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("scripts/mcp-tools.sh: %v\n%s", err, stderr.String())
-	}
+	out := installFromNPM(tb, "mcp-tools.sh", 8*time.Minute,
+		"skipping the MCP inspector and conformance tests (install npm to run them)",
+		"the MCP inspector and conformance tests must run")
 	var mt MCPTools
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		k, v, _ := strings.Cut(line, "=")

@@ -1,13 +1,11 @@
 package testutil
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,21 +21,9 @@ import (
 // missing npm fails the test, because this test must run in CI.
 func MockOpenAI(tb testing.TB) string {
 	tb.Helper()
-	if _, err := exec.LookPath("npm"); err != nil {
-		if os.Getenv("CI") == "" {
-			tb.Skip("npm is not installed and CI is unset: skipping the third-party mock server test (install npm to run it)")
-		}
-		tb.Fatalf("CI is set but npm is not installed: the end-to-end test against the mock server must run")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, "bash", filepath.Join(ModuleRoot(tb), "scripts", "mock-openai.sh"))
-	var stderr strings.Builder
-	install.Stderr = &stderr
-	out, err := install.Output()
-	if err != nil {
-		tb.Fatalf("scripts/mock-openai.sh: %v\n%s", err, stderr.String())
-	}
+	out := installFromNPM(tb, "mock-openai.sh", 4*time.Minute,
+		"skipping the third-party mock server test (install npm to run it)",
+		"the end-to-end test against the mock server must run")
 	bin := strings.TrimSpace(string(out))
 	if bin == "" {
 		tb.Fatal("scripts/mock-openai.sh printed no binary path")
