@@ -4,7 +4,7 @@
 // Every value is escaped; no script; the one link is a command URI the
 // panel allows (back to the replay).
 import type { DiffRun, DiffSide, DiffTurn, ExampleDiff, RunDiff } from "./protocol";
-import { contentSecurityPolicy, escapeHtml, pageStyle } from "./replayHtml";
+import { escapeHtml, journalPageHtml } from "./replayHtml";
 
 export const DiffSchema = "kmx.journal.diff/v1";
 export const DiffLabel = "local preview journal comparison; not a test result";
@@ -84,28 +84,12 @@ export function diffHtml(diff: RunDiff, nonce: string, cspSource: string, backHr
     }
     body += (diff.examples ?? []).map(exampleHtml).join("");
   }
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(nonce, cspSource))}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>kmx compare</title>
-<style nonce="${escapeHtml(nonce)}">
-${pageStyle}
+  return journalPageHtml("kmx compare", diff.label, body, nonce, cspSource, `
 table { border-collapse: collapse; margin: .3em 0; }
 th, td { text-align: left; padding: .15em .8em .15em 0; }
 th { color: var(--vscode-descriptionForeground); font-weight: normal; }
 .op-del { color: var(--vscode-gitDecoration-deletedResourceForeground); }
 .op-add { color: var(--vscode-gitDecoration-addedResourceForeground); }
 .st-changed, .st-only-a, .st-only-b { color: var(--vscode-editorWarning-foreground); }
-.st-same { color: var(--vscode-descriptionForeground); }
-</style>
-</head>
-<body>
-<p class="banner" id="label">${escapeHtml(diff.label)}</p>
-${body}
-</body>
-</html>
-`;
+.st-same { color: var(--vscode-descriptionForeground); }`);
 }

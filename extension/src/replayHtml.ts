@@ -124,6 +124,31 @@ code { font-family: var(--vscode-editor-font-family); }
 .v-unknown, .v-refused, .s-incomplete, .s-cancelled { color: var(--vscode-testing-iconErrored); }`;
 
 /**
+ * The page shell the replay and compare views share: the content security
+ * policy, the title, the shared style plus the view's own rules, the label
+ * banner and the body.
+ */
+export function journalPageHtml(title: string, label: string, body: string, nonce: string, cspSource: string, extraStyle = ""): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(nonce, cspSource))}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${escapeHtml(title)}</title>
+<style nonce="${escapeHtml(nonce)}">
+${pageStyle}${extraStyle}
+</style>
+</head>
+<body>
+<p class="banner" id="label">${escapeHtml(label)}</p>
+${body}
+</body>
+</html>
+`;
+}
+
+/**
  * The panel's whole page. `report` is this session's report for the same
  * run, when the extension has one: the inspection itself carries no
  * verdicts or assertion results, and the panel says where those come from.
@@ -146,21 +171,5 @@ export function replayHtml(inspection: Inspection, nonce: string, cspSource: str
     }
     body += (inspection.turns ?? []).map((t) => turnHtml(t, sameRun)).join("");
   }
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(nonce, cspSource))}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>kmx replay</title>
-<style nonce="${escapeHtml(nonce)}">
-${pageStyle}
-</style>
-</head>
-<body>
-<p class="banner" id="label">${escapeHtml(ReplayLabel)}</p>
-${body}
-</body>
-</html>
-`;
+  return journalPageHtml("kmx replay", ReplayLabel, body, nonce, cspSource);
 }
