@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kmxdev/kmx/sidecar/internal/state"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // ghToken builds a credential-shaped string at run time so no token-like
@@ -87,15 +88,6 @@ func recordFiles(t *testing.T, dir string) []string {
 	return names
 }
 
-func mode(t *testing.T, p string) os.FileMode {
-	t.Helper()
-	fi, err := os.Lstat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Mode().Perm()
-}
-
 func TestSaveLoadRoundTrip(t *testing.T) {
 	root := newRoot(t)
 	_, subject := agentFile(t, "v1")
@@ -125,7 +117,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 
 	dir := subjectStore(root, subject)
 	for _, p := range []string{root, filepath.Join(root, DirName), dir} {
-		if m := mode(t, p); m != 0o700 {
+		if m := testutil.Mode(t, p); m != 0o700 {
 			t.Errorf("%s mode %04o, want 0700", p, m)
 		}
 	}
@@ -134,7 +126,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Fatalf("record names = %v", names)
 	}
 	for _, p := range []string{filepath.Join(dir, names[0]), filepath.Join(dir, subjectFile)} {
-		if m := mode(t, p); m != 0o600 {
+		if m := testutil.Mode(t, p); m != 0o600 {
 			t.Errorf("%s mode %04o, want 0600", p, m)
 		}
 	}

@@ -53,7 +53,7 @@ func TestConversationJournalIsPrivateLockedAndDurable(t *testing.T) {
 		t.Fatalf("clear while open = %v; want ErrBusy", err)
 	}
 	for _, name := range testutil.DirNames(t, dir) {
-		if got := perm(t, filepath.Join(dir, name)); got != 0o600 {
+		if got := testutil.Mode(t, filepath.Join(dir, name)); got != 0o600 {
 			t.Fatalf("%s has mode %o; want 0600", name, got)
 		}
 	}
@@ -110,7 +110,7 @@ func TestConversationJournalRefusesBroaderAndTruncated(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "chmod 700") {
 		t.Fatalf("broader folder = %v; want a refusal naming the fix", err)
 	}
-	if got := perm(t, dir); got != 0o755 {
+	if got := testutil.Mode(t, dir); got != 0o755 {
 		t.Fatalf("the folder was repaired to %o", got)
 	}
 }

@@ -17,15 +17,6 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
 
-func perm(t *testing.T, p string) fs.FileMode {
-	t.Helper()
-	fi, err := os.Lstat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Mode().Perm()
-}
-
 // Under umask 0 nothing narrows modes by accident: every file in the journal
 // family, including the -wal and -shm SQLite makes itself, must be private
 // because kmx made it so.
@@ -51,7 +42,7 @@ func TestJournalFamilyIsPrivate(t *testing.T) {
 		filepath.Join(dir, j.ID()+".lock"):   0o600,
 	}
 	for p, m := range want {
-		if got := perm(t, p); got != m {
+		if got := testutil.Mode(t, p); got != m {
 			t.Errorf("%s has mode %04o, want %04o", p, got, m)
 		}
 	}
@@ -68,7 +59,7 @@ func TestJournalFamilyIsPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"-wal", "-shm"} {
-		if got := perm(t, j.Path()+c); got != 0o600 {
+		if got := testutil.Mode(t, j.Path()+c); got != 0o600 {
 			t.Errorf("%s%s after Open has mode %04o, want 0600", j.Path(), c, got)
 		}
 	}
@@ -146,13 +137,5 @@ func chmod(t *testing.T, p string, m fs.FileMode) {
 
 func names(t *testing.T, dir string) string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n []string
-	for _, e := range entries {
-		n = append(n, e.Name())
-	}
-	return strings.Join(n, ",")
+	return strings.Join(testutil.DirNames(t, dir), ",")
 }

@@ -23,15 +23,6 @@ func tempRoot(t *testing.T) string {
 	return d
 }
 
-func mode(t *testing.T, p string) fs.FileMode {
-	t.Helper()
-	fi, err := os.Lstat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Mode().Perm()
-}
-
 func TestEnsurePrivateDirCreatesPrivate(t *testing.T) {
 	testutil.Umask0(t)
 	base := tempRoot(t)
@@ -53,7 +44,7 @@ func TestEnsurePrivateDirCreatesPrivate(t *testing.T) {
 		t.Fatalf("EnsurePrivateDir = %q, want %q", got, want)
 	}
 	for _, p := range []string{root, filepath.Join(root, "local-preview"), got} {
-		if m := mode(t, p); m != 0o700 {
+		if m := testutil.Mode(t, p); m != 0o700 {
 			t.Errorf("%s has mode %04o, want 0700", p, m)
 		}
 	}
@@ -175,7 +166,7 @@ func TestPrivateFiles(t *testing.T) {
 		t.Fatalf("CreatePrivateFile: %v", err)
 	}
 	_ = f.Close()
-	if m := mode(t, p); m != 0o600 {
+	if m := testutil.Mode(t, p); m != 0o600 {
 		t.Fatalf("created file has mode %04o, want 0600", m)
 	}
 	if err := state.CheckPrivateFile(p); err != nil {

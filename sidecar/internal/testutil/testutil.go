@@ -7,6 +7,7 @@ package testutil
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,4 +87,15 @@ func DirNames(tb testing.TB, dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// Mode returns the permission bits of p itself (a symbolic link is not
+// followed), failing the test when p cannot be read.
+func Mode(tb testing.TB, p string) fs.FileMode {
+	tb.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fi.Mode().Perm()
 }
