@@ -200,8 +200,14 @@ func parseTestdata(t testing.TB, code string, src, extra []byte) Result {
 
 func checkGolden(t *testing.T, code string, r Result) {
 	t.Helper()
-	got := "state: " + r.State.String() + "\n" + FormatDiagnostics(r.Diagnostics)
-	path := repoPath(t, "testdata/diagnostics/"+code+".golden")
+	matchGolden(t, "testdata/diagnostics/"+code+".golden", "state: "+r.State.String()+"\n"+FormatDiagnostics(r.Diagnostics))
+}
+
+// matchGolden holds got to the golden file rel (relative to this package),
+// or rewrites the file under -update.
+func matchGolden(t *testing.T, rel, got string) {
+	t.Helper()
+	path := repoPath(t, rel)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -213,7 +219,7 @@ func checkGolden(t *testing.T, code string, r Result) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if got != string(want) {
-		t.Errorf("%s.golden differs (run with -update after checking):\n got:\n%s\nwant:\n%s", code, got, want)
+		t.Errorf("%s differs (run with -update after checking):\n got:\n%s\nwant:\n%s", rel, got, want)
 	}
 }
 

@@ -3,7 +3,6 @@ package agentfile
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -22,21 +21,7 @@ func TestVSCodeAgentFiles(t *testing.T) {
 					t.Errorf("a VS Code agent file draws %s %s: %s", d.Severity, d.Code, d.Message)
 				}
 			}
-			got := summarize(r)
-			path := repoPath(t, "testdata/vscode/"+strings.TrimSuffix(name, ".agent.md")+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs (run with -update after checking):\n got:\n%s\nwant:\n%s", path, got, want)
-			}
+			matchGolden(t, "testdata/vscode/"+strings.TrimSuffix(name, ".agent.md")+".golden", summarize(r))
 		})
 	}
 }
