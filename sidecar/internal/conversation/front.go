@@ -7,13 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
-	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
 
 // Schema is the version of the JSON every front prints for a conversation.
@@ -62,14 +60,7 @@ type Transcript struct {
 }
 
 func stateDir(opts localpreview.Options) (string, error) {
-	if opts.StateDir != "" {
-		return opts.StateDir, nil
-	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	root, err := state.Dir(getenv, runtime.GOOS)
+	root, err := localpreview.StateRoot(opts)
 	if err != nil {
 		return "", &Refusal{Code: CodeInvalid, Msg: err.Error(), Next: problem.SetKMXHome}
 	}

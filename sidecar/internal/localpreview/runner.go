@@ -475,7 +475,11 @@ func execute(ctx context.Context, command string, opts Options, plan *Plan, rep 
 	return nil
 }
 
-func stateRoot(opts Options) (string, error) {
+// StateRoot is the state folder opts name: StateDir when set, else the
+// platform default from the environment (KMX_HOME and the OS's rules; see
+// state.Dir). The CLI, the language server and conversations all find it
+// here, so they agree on it.
+func StateRoot(opts Options) (string, error) {
 	if opts.StateDir != "" {
 		return opts.StateDir, nil
 	}
@@ -483,7 +487,12 @@ func stateRoot(opts Options) (string, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	root, err := state.Dir(getenv, runtime.GOOS)
+	return state.Dir(getenv, runtime.GOOS)
+}
+
+// stateRoot is StateRoot with a failure as the runner's refusal.
+func stateRoot(opts Options) (string, error) {
+	root, err := StateRoot(opts)
 	if err != nil {
 		return "", &Refusal{Msg: err.Error(), Next: problem.SetKMXHome}
 	}
