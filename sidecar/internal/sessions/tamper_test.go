@@ -19,26 +19,45 @@ import (
 // and returns it with the session ID and each record's seq by kind.
 func finishedTurn(t *testing.T) (*testRun, string, map[journal.Kind]int64) {
 	t.Helper()
+	run, id, recs := finishTurn(t, func(c sessionspb.SessionsClient) string {
+		id := createSession(t, c)
+		if resp := runTurn(t, c, id, "week 48"); resp.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED {
+			t.Fatalf("turn = %v", resp)
+		}
+		return id
+	})
+	return run, id, firstSeqs(recs)
+}
+
+// finishTurn starts an engine on a fresh run, lets turn drive one session
+// through its client (returning the session ID), closes the engine,
+// finishes the run and returns it with the session ID and its records.
+func finishTurn(t *testing.T, turn func(c sessionspb.SessionsClient) string) (*testRun, string, []journal.Record) {
+	t.Helper()
 	run := newRun(t)
 	e, err := Start(context.Background(), Options{Journal: run.j, Resolve: fakeResolver})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := createSession(t, e.Client())
-	if resp := runTurn(t, e.Client(), id, "week 48"); resp.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED {
-		t.Fatalf("turn = %v", resp)
-	}
+	id := turn(e.Client())
 	e.Close()
 	recs, err := run.j.Records(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	run.finish(t)
+	return run, id, recs
+}
+
+// firstSeqs maps each record kind to the seq of its first record.
+func firstSeqs(recs []journal.Record) map[journal.Kind]int64 {
 	seqs := make(map[journal.Kind]int64)
 	for _, r := range recs {
-		seqs[r.Kind] = r.Seq
+		if _, seen := seqs[r.Kind]; !seen {
+			seqs[r.Kind] = r.Seq
+		}
 	}
-	run.finish(t)
-	return run, id, seqs
+	return seqs
 }
 
 // verifyReopened verifies turn 1 of id on the finished run reopened for

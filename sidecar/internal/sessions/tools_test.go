@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
@@ -16,49 +17,31 @@ import (
 // and each record's seq by kind.
 func finishedToolTurn(t *testing.T) (*testRun, string, map[journal.Kind]int64) {
 	t.Helper()
-	run := newRun(t)
-	e, err := Start(context.Background(), Options{Journal: run.j, Resolve: fakeResolver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := e.Client()
-	placed, err := c.CreateSession(context.Background(), &sessionspb.CreateSessionRequest{
-		Purpose: harness.PurposeAgent, ExampleId: "weekly", Model: fakeIdentity,
-		Tools: []*sessionspb.ToolSpec{{Name: "ping", State: localtools.Enabled, Source: localtools.SourceRecorded,
-			Recorded: []*sessionspb.SavedCall{{Arguments: "{}", Result: `{"pong": true}`}}}},
+	run, id, recs := finishTurn(t, func(c sessionspb.SessionsClient) string {
+		placed, err := c.CreateSession(context.Background(), &sessionspb.CreateSessionRequest{
+			Purpose: harness.PurposeAgent, ExampleId: "weekly", Model: fakeIdentity,
+			Tools: []*sessionspb.ToolSpec{{Name: "ping", State: localtools.Enabled, Source: localtools.SourceRecorded,
+				Recorded: []*sessionspb.SavedCall{{Arguments: "{}", Result: `{"pong": true}`}}}},
+		})
+		if err != nil || placed.GetHarness() != harness.LocalTools {
+			t.Fatalf("create tool session: %v %v", placed, err)
+		}
+		resp, err := c.RunTurn(context.Background(), &sessionspb.RunTurnRequest{SessionId: placed.GetSessionId(), Instructions: "Call the tool `ping`", Input: "hi"})
+		if err != nil || resp.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED || resp.GetAnswer() != `{"pong":true}` {
+			t.Fatalf("tool turn = %v %v", resp, err)
+		}
+		return placed.GetSessionId()
 	})
-	if err != nil || placed.GetHarness() != harness.LocalTools {
-		t.Fatalf("create tool session: %v %v", placed, err)
-	}
-	resp, err := c.RunTurn(context.Background(), &sessionspb.RunTurnRequest{SessionId: placed.GetSessionId(), Instructions: "Call the tool `ping`", Input: "hi"})
-	if err != nil || resp.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED || resp.GetAnswer() != `{"pong":true}` {
-		t.Fatalf("tool turn = %v %v", resp, err)
-	}
-	e.Close()
-	recs, err := run.j.Records(context.Background(), placed.GetSessionId())
-	if err != nil {
-		t.Fatal(err)
-	}
-	seqs := make(map[journal.Kind]int64)
 	var kinds []journal.Kind
 	for _, r := range recs {
 		kinds = append(kinds, r.Kind)
-		if _, seen := seqs[r.Kind]; !seen {
-			seqs[r.Kind] = r.Seq
-		}
 	}
 	want := []journal.Kind{journal.KindSessionPlaced, journal.KindTurnStarted, journal.KindModelRequest, journal.KindModelCompletion,
 		journal.KindToolCall, journal.KindToolResult, journal.KindModelRequest, journal.KindModelCompletion, journal.KindTurnTerminal}
-	if len(kinds) != len(want) {
+	if !slices.Equal(kinds, want) {
 		t.Fatalf("journaled kinds %v, want %v", kinds, want)
 	}
-	for i := range want {
-		if kinds[i] != want[i] {
-			t.Fatalf("journaled kinds %v, want %v", kinds, want)
-		}
-	}
-	run.finish(t)
-	return run, placed.GetSessionId(), seqs
+	return run, id, firstSeqs(recs)
 }
 
 // TestToolTurnPassesOnlyWhenItsTraceReplaysWithZeroCalls: an untampered tool
