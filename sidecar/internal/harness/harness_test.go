@@ -20,6 +20,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // stubModel answers every call with a fixed completion or error and counts
@@ -89,26 +90,16 @@ func collect(ctx context.Context, t testing.TB, c sessionspb.HarnessClient, req 
 	if err := stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: req}}); err != nil {
 		return nil, err
 	}
-	var events []*sessionspb.HarnessEvent
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return events, nil
-		}
-		if err != nil {
-			return events, err
-		}
-		events = append(events, ev)
+	return testutil.RecvAll(stream.Recv, func(ev *sessionspb.HarnessEvent) error {
 		if req.GetReplay() != nil {
-			continue
+			return nil
 		}
 		switch ev.GetEvent().(type) {
 		case *sessionspb.HarnessEvent_ModelRequest, *sessionspb.HarnessEvent_ToolCall:
-			if err := stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Committed{Committed: &sessionspb.Committed{}}}); err != nil {
-				return events, err
-			}
+			return stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Committed{Committed: &sessionspb.Committed{}}})
 		}
-	}
+		return nil
+	})
 }
 
 func chatRequest(purpose, input string) *sessionspb.HarnessTurnRequest {

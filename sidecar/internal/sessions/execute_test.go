@@ -2,8 +2,6 @@ package sessions
 
 import (
 	"context"
-	"errors"
-	"io"
 	"sync/atomic"
 	"testing"
 
@@ -11,6 +9,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // execute runs one Execute call and returns its events in order.
@@ -20,17 +19,7 @@ func execute(t testing.TB, c sessionspb.SessionsClient, req *sessionspb.ExecuteR
 	if err != nil {
 		return nil, err
 	}
-	var events []*sessionspb.ExecuteEvent
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return events, nil
-		}
-		if err != nil {
-			return events, err
-		}
-		events = append(events, ev)
-	}
+	return testutil.RecvAll(stream.Recv, nil)
 }
 
 func agentExecute(input string) *sessionspb.ExecuteRequest {
