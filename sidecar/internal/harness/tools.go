@@ -64,6 +64,19 @@ func liveDispatch(live LiveTools) dispatcher {
 	}
 }
 
+// ToolsToProto is the wire form of a tool set, ToolsFromProto's inverse.
+func ToolsToProto(tools []localtools.Tool) []*sessionspb.ToolSpec {
+	out := make([]*sessionspb.ToolSpec, 0, len(tools))
+	for _, t := range tools {
+		s := &sessionspb.ToolSpec{Name: t.Name, State: t.State, Source: t.Source, Pending: t.Pending}
+		for _, c := range t.Recorded {
+			s.Recorded = append(s.Recorded, &sessionspb.SavedCall{Arguments: c.Arguments, Result: c.Result})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // ToolsFromProto converts a session's tool set.
 func ToolsFromProto(specs []*sessionspb.ToolSpec) []localtools.Tool {
 	out := make([]localtools.Tool, 0, len(specs))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
@@ -79,7 +80,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 			Purpose:   t.Purpose,
 			ExampleId: t.ExampleID,
 			Model:     &sessionspb.ModelIdentity{Route: t.Model.Route, Model: t.Model.Model},
-			Tools:     toolSpecs(t.Tools),
+			Tools:     harness.ToolsToProto(t.Tools),
 		},
 		Instructions: t.Instructions,
 		Input:        t.Input,
@@ -154,16 +155,4 @@ func cancelledOr(ctx context.Context, out Outcome, err error) (Outcome, error) {
 	}
 	out.Cancelled, out.Problem, out.Verified = true, "cancelled", false
 	return out, nil
-}
-
-func toolSpecs(tools []localtools.Tool) []*sessionspb.ToolSpec {
-	out := make([]*sessionspb.ToolSpec, 0, len(tools))
-	for _, t := range tools {
-		s := &sessionspb.ToolSpec{Name: t.Name, State: t.State, Source: t.Source, Pending: t.Pending}
-		for _, c := range t.Recorded {
-			s.Recorded = append(s.Recorded, &sessionspb.SavedCall{Arguments: c.Arguments, Result: c.Result})
-		}
-		out = append(out, s)
-	}
-	return out
 }

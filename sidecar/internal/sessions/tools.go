@@ -122,6 +122,9 @@ func (t *trace) uses() []*sessionspb.ToolUse {
 }
 
 // offeredFromProto is the journal form of a session's tool set.
+// It mirrors harness.ToolsFromProto on purpose: the journal keeps its own
+// record type (journal.OfferedTool), so the persisted, hash-chained format
+// does not change when the runtime localtools.Tool does.
 func offeredFromProto(specs []*sessionspb.ToolSpec) []journal.OfferedTool {
 	if len(specs) == 0 {
 		return nil
