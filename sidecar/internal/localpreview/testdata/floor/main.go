@@ -13,6 +13,9 @@
 // base URL on the first line of stdout.
 //
 // It lives under testdata so it is never part of the kmx build.
+// It is deliberately standalone (no kmx package imported, so nothing of
+// kmx's is in the floor): its loopback endpoint's request parsing repeats
+// the test endpoint's in concurrency_test.go on purpose.
 //
 //	go run ./sidecar/internal/localpreview/testdata/floor -serve 127.0.0.1:0 [-delay 200ms]
 //	go run ./sidecar/internal/localpreview/testdata/floor -endpoint http://127.0.0.1:PORT/v1 -n 2000 -db /tmp/floor.db
