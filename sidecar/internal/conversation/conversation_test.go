@@ -20,18 +20,7 @@ import (
 
 const turnInstructions = "You are a test agent.\nReply with the turn number\n"
 
-// countingModel counts the calls that reach a model.
-type countingModel struct {
-	route.Model
-	calls atomic.Int32
-}
-
-func (m *countingModel) Complete(ctx context.Context, req route.Request) (route.Completion, error) {
-	m.calls.Add(1)
-	return m.Model.Complete(ctx, req)
-}
-
-func newFake() *countingModel { return &countingModel{Model: route.NewFake()} }
+func newFake() *route.Counted { return &route.Counted{Model: route.NewFake()} }
 
 // scriptedModel answers with a fixed text and reported model name.
 type scriptedModel struct {
@@ -140,11 +129,11 @@ func TestConversationRemembersAcrossReopen(t *testing.T) {
 	}
 	closeConv(t, c)
 
-	before := fake.calls.Load()
+	before := fake.Calls()
 	c = f.open(DefaultID)
 	defer closeConv(t, c)
-	if fake.calls.Load() != before || c.ReplayLiveCalls() != 0 {
-		t.Fatalf("reopening made %d model calls, replay counted %d; want 0", fake.calls.Load()-before, c.ReplayLiveCalls())
+	if fake.Calls() != before || c.ReplayLiveCalls() != 0 {
+		t.Fatalf("reopening made %d model calls, replay counted %d; want 0", fake.Calls()-before, c.ReplayLiveCalls())
 	}
 	turns := c.Turns()
 	if len(turns) != 2 || turns[0].Name != "turn:1" || turns[1].Name != "turn:2" ||
@@ -154,7 +143,7 @@ func TestConversationRemembersAcrossReopen(t *testing.T) {
 	if got := send(t, c, fake, "third").Answer; got != "Turn 3: third" {
 		t.Fatalf("turn 3 answer = %q; the history was not sent", got)
 	}
-	if got := fake.calls.Load() - before; got != 1 {
+	if got := fake.Calls() - before; got != 1 {
 		t.Fatalf("one new turn made %d model calls; want 1", got)
 	}
 	if id := c.Identity(); id == nil || *id != (route.Identity{Route: "fake", Model: "fake"}) {
@@ -217,7 +206,7 @@ func TestInvariant1NoSecondTurnWhileOneRuns(t *testing.T) {
 	fake := newFake()
 	_, err := c.Send(context.Background(), SendRequest{Instructions: turnInstructions, Input: "second", Model: fake})
 	wantCode(t, err, CodeBusy)
-	if fake.calls.Load() != 0 {
+	if fake.Calls() != 0 {
 		t.Fatal("the refused second turn reached a model")
 	}
 	close(slow.release)
@@ -344,7 +333,7 @@ func TestInvariant3UnfinishedTurnRefusesBeforeAnythingOpens(t *testing.T) {
 		t.Fatalf("Unfinished = %+v; want turn 2", u)
 	}
 	records := recordCount(t, c)
-	calls := fake.calls.Load()
+	calls := fake.Calls()
 	for i := 0; i < 2; i++ {
 		_, err := c.Send(context.Background(), SendRequest{Instructions: turnInstructions, Input: "next", Model: fake})
 		r := wantCode(t, err, CodeUnfinished)
@@ -355,7 +344,7 @@ func TestInvariant3UnfinishedTurnRefusesBeforeAnythingOpens(t *testing.T) {
 	if got := recordCount(t, c); got != records {
 		t.Fatalf("the refusals appended %d records", got-records)
 	}
-	if fake.calls.Load() != calls {
+	if fake.Calls() != calls {
 		t.Fatal("a refused turn reached the model")
 	}
 
@@ -491,7 +480,7 @@ func TestInvariant5TamperedHistoryRefusesToContinue(t *testing.T) {
 			if tc.rehash {
 				journaltest.RehashChain(t, path)
 			}
-			calls := fake.calls.Load()
+			calls := fake.Calls()
 			r := wantCode(t, f.openErr(""), CodeDivergence)
 			// Turn 1 still replays (its answer and completion agree); turn 2's
 			// replayed request carries the forged answer, so the replay model
@@ -499,7 +488,7 @@ func TestInvariant5TamperedHistoryRefusesToContinue(t *testing.T) {
 			if tc.rehash && (r.Turn != 2 || !strings.Contains(r.Msg, "replay attempted a live model call")) {
 				t.Fatalf("refusal = %+v; want turn 2's replay to diverge", r)
 			}
-			if fake.calls.Load() != calls {
+			if fake.Calls() != calls {
 				t.Fatal("opening a tampered history reached the model")
 			}
 		})
@@ -547,7 +536,7 @@ func TestRefusesBadInput(t *testing.T) {
 		_, err := c.Send(context.Background(), SendRequest{Instructions: turnInstructions, Input: in, Model: fake})
 		wantCode(t, err, CodeInvalid)
 	}
-	if fake.calls.Load() != 0 || recordCount(t, c) != 0 {
+	if fake.Calls() != 0 || recordCount(t, c) != 0 {
 		t.Fatal("a refused message reached the model or the journal")
 	}
 }

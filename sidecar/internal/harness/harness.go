@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
@@ -183,23 +182,11 @@ func (s *Server) turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStre
 		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "",
 			errorText(ErrTextRouteFailed, err, req), 0)
 	}
-	counted := &countingModel{Model: model}
+	counted := &route.Counted{Model: model}
 	if req.GetHarness() == LocalTools {
-		return runTools(ctx, stream, counted, turn, req, liveDispatch(s.live), counted.calls.Load)
+		return runTools(ctx, stream, counted, turn, req, liveDispatch(s.live), counted.Calls)
 	}
-	return runChat(ctx, stream, counted, turn, req, counted.calls.Load)
-}
-
-// countingModel counts the calls that reach a live model, for the terminal
-// event's live_calls.
-type countingModel struct {
-	route.Model
-	calls atomic.Int32
-}
-
-func (m *countingModel) Complete(ctx context.Context, req route.Request) (route.Completion, error) {
-	m.calls.Add(1)
-	return m.Model.Complete(ctx, req)
+	return runChat(ctx, stream, counted, turn, req, counted.Calls)
 }
 
 // runChat sends the one request of a chat turn to model and streams the
