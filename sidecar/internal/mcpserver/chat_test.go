@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/conversation"
-	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
-	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // TestChatRemembersBetweenCalls: two Chat calls are two turns of the file's
@@ -14,8 +12,7 @@ import (
 // input reads the history with zero model calls; refusals are isError
 // results that say what to change.
 func TestChatRemembersBetweenCalls(t *testing.T) {
-	home := testutil.PrivateDir(t)
-	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home})})
+	cs := connectFresh(t)
 	file := fixture(t, "talker.agent.md")
 
 	var res conversation.Transcript

@@ -74,6 +74,13 @@ func connect(t *testing.T, cfg mcpserver.Config) *mcp.ClientSession {
 	return connectWithRoots(t, cfg)
 }
 
+// connectFresh is connect with KMX_HOME a fresh private folder, so the
+// test's runs and conversations start from nothing.
+func connectFresh(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t)})})
+}
+
 // connectWithRoots is connect with a client that offers the given folders
 // as its MCP roots (none: a client with no roots).
 func connectWithRoots(t *testing.T, cfg mcpserver.Config, clientRoots ...string) *mcp.ClientSession {
@@ -414,8 +421,7 @@ func TestUnverifiedTurnIsNeverPass(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	home := testutil.PrivateDir(t)
-	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home})})
+	cs := connectFresh(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "triage.agent.md")
 	src, err := os.ReadFile(fixture(t, "triage.agent.md"))

@@ -5,16 +5,13 @@ import (
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
-	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
-	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // TestToolFilesThroughMCP: MCP Run and Test run a tool-declaring file on
 // the tool harness (recorded, stubbed and Disabled calls) and refuse it
 // beside a broken kmx.yaml; its tools are never dropped.
 func TestToolFilesThroughMCP(t *testing.T) {
-	home := testutil.PrivateDir(t)
-	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home})})
+	cs := connectFresh(t)
 
 	var rep localpreview.Report
 	decode(t, call(t, cs, "Test", map[string]any{"file": testdataFile(t, "tools", "merged-prs.agent.md")}), &rep)

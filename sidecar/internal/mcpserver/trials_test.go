@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
-	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
-	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 // TestTestToolTrialsAndFromRun: the Test tool takes trials (per-example
@@ -14,8 +12,7 @@ import (
 // calls, said in the text), and refuses trials out of range or with
 // fromRun.
 func TestTestToolTrialsAndFromRun(t *testing.T) {
-	home := testutil.PrivateDir(t)
-	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home})})
+	cs := connectFresh(t)
 	file := fixture(t, "pass.agent.md")
 
 	var rep localpreview.Report
