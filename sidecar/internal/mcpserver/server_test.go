@@ -301,7 +301,7 @@ func TestCalls(t *testing.T) {
 			args: map[string]any{}, wantError: true, wantText: []string{"file"},
 		},
 	}
-	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t)})})
+	cs := connectFresh(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if f, ok := tc.args["file"].(string); ok && f != "" && !strings.Contains(f, "missing") {
