@@ -38,6 +38,13 @@ func ContainsValue(text, secret string) bool {
 	return false
 }
 
+// JSON's one-letter escapes: the letter after a backslash, and the byte at
+// the same position in jsonEscaped that it stands for.
+const (
+	jsonEscapeLetters = "\"\\/bfnrt"
+	jsonEscaped       = "\"\\/\b\f\n\r\t"
+)
+
 // jsonUnescape resolves JSON string escapes wherever they appear, leaving
 // anything that is not a valid escape as it is. It works on fragments
 // (text need not be one JSON document) because answers and envelopes embed
@@ -53,23 +60,8 @@ func jsonUnescape(text string) string {
 			continue
 		}
 		switch e := text[i+1]; e {
-		case '"', '\\', '/':
-			b.WriteByte(e)
-			i += 2
-		case 'b':
-			b.WriteByte('\b')
-			i += 2
-		case 'f':
-			b.WriteByte('\f')
-			i += 2
-		case 'n':
-			b.WriteByte('\n')
-			i += 2
-		case 'r':
-			b.WriteByte('\r')
-			i += 2
-		case 't':
-			b.WriteByte('\t')
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			b.WriteByte(jsonEscaped[strings.IndexByte(jsonEscapeLetters, e)])
 			i += 2
 		case 'u':
 			r, n := unicodeEscape(text[i:])

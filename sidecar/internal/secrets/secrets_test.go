@@ -167,3 +167,14 @@ func BenchmarkScan1MiB(b *testing.B) {
 		}
 	}
 }
+
+func TestJSONUnescapeOneLetterEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		`a\"b`: "a\"b", `a\\b`: `a\b`, `a\/b`: "a/b", `a\bb`: "a\bb", `a\fb`: "a\fb",
+		`a\nb`: "a\nb", `a\rb`: "a\rb", `a\tb`: "a\tb", `a\qb`: `a\qb`, `a\`: `a\`, `\u0041\n`: "A\n",
+	} {
+		if got := jsonUnescape(in); got != want {
+			t.Errorf("jsonUnescape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
