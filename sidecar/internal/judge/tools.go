@@ -29,21 +29,16 @@ func EvaluateTool(a agentfile.Assertion, uses []ToolUse) AssertionResult {
 	}
 	called := len(sources) > 0
 	switch a.Type {
-	case agentfile.ToolCalled:
-		if called {
+	case agentfile.ToolCalled, agentfile.ToolNotCalled:
+		// toolCalled passes when the model called it, toolNotCalled when
+		// it did not; the message says which happened either way.
+		r.Outcome = Fail
+		if called == (a.Type == agentfile.ToolCalled) {
 			r.Outcome = Pass
-			r.Message = fmt.Sprintf("the model called %s (%s)", a.Value, strings.Join(sources, ", "))
-		} else {
-			r.Outcome = Fail
-			r.Message = fmt.Sprintf("the model did not call %s", a.Value)
 		}
-	case agentfile.ToolNotCalled:
+		r.Message = fmt.Sprintf("the model did not call %s", a.Value)
 		if called {
-			r.Outcome = Fail
 			r.Message = fmt.Sprintf("the model called %s (%s)", a.Value, strings.Join(sources, ", "))
-		} else {
-			r.Outcome = Pass
-			r.Message = fmt.Sprintf("the model did not call %s", a.Value)
 		}
 	default:
 		r.Outcome = Unknown
