@@ -185,6 +185,9 @@ module.exports = function register(h) {
     await palette("Notifications: Clear All Notifications");
     await page().locator(".tabs-container .tab", { hasText: "wobbly.agent.md" }).first().click();
     const before = requests;
+    // The lens names the newest run once the server's code lens refresh
+    // (sent when the re-grade ended) has been answered.
+    await page().waitForTimeout(2_000);
     await lens("Replay last run").first().click({ timeout: 60_000 });
     const replay = await webviewWith(["local preview journal replay; not a test result", "Compare with previous run of this file", "steady question"], 30_000);
     await replay.frame.locator("#compare").click();
