@@ -80,7 +80,7 @@ export function transcriptHtml(view: ChatView): string {
 }
 
 /** The whole page, once per panel; later states arrive as messages. */
-export function chatPageHtml(title: string, view: ChatView, nonce: string, cspSource: string): string {
+export function chatPageHtml(title: string, view: ChatView, nonce: string, cspSource: string, uri = ""): string {
   const n = escapeHtml(nonce);
   return `<!DOCTYPE html>
 <html lang="en">
@@ -107,7 +107,7 @@ button:disabled { opacity: .5; }
 button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
 </style>
 </head>
-<body>
+<body data-uri="${escapeHtml(uri)}">
 <p class="banner" id="label">local preview conversation with ${escapeHtml(title)}: not a test result, never a verdict</p>
 <div id="view">${transcriptHtml(view)}</div>
 <form id="form">
@@ -118,6 +118,9 @@ button.secondary { color: var(--vscode-button-secondaryForeground); background: 
 <script nonce="${n}">
 (function () {
   const vscode = acquireVsCodeApi();
+  // The only state kept across a window reload: which file this chat is
+  // for. The history is read from kmx again.
+  vscode.setState({ uri: document.body.dataset.uri });
   const view = document.getElementById("view");
   const input = document.getElementById("input");
   const send = document.getElementById("send");

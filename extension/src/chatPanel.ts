@@ -12,6 +12,9 @@ import { type ChatResult, Methods } from "./protocol";
 import type { Sidecar } from "./sidecar";
 import { errorText } from "./testing";
 
+/** The chat panel's webview type: VS Code restores panels of it after a reload. */
+export const ChatViewType = "kmx.chat";
+
 /** How long the panel keeps asking, after a cancel, for the turn to end. */
 const settleTries = 50;
 const settleDelayMs = 200;
@@ -27,18 +30,24 @@ class ChatSession implements vscode.Disposable {
   private inFlight: vscode.CancellationTokenSource | undefined;
   private disposed = false;
 
+  /** Opens a new panel beside the file, or takes over one VS Code restored after a reload. */
   constructor(
     private readonly sidecar: Sidecar,
     readonly uri: vscode.Uri,
     onDispose: () => void,
+    restored?: vscode.WebviewPanel,
   ) {
     const title = `kmx chat: ${vscode.workspace.asRelativePath(uri)}`;
-    this.panel = vscode.window.createWebviewPanel("kmx.chat", title, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
-      enableScripts: true,
-      localResourceRoots: [],
-    });
+    const options = { enableScripts: true, localResourceRoots: [] };
+    if (restored === undefined) {
+      this.panel = vscode.window.createWebviewPanel(ChatViewType, title, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, options);
+    } else {
+      this.panel = restored;
+      this.panel.title = title;
+      this.panel.webview.options = options;
+    }
     const nonce = crypto.randomBytes(16).toString("base64");
-    this.panel.webview.html = chatPageHtml(vscode.workspace.asRelativePath(uri), this.view, nonce, this.panel.webview.cspSource);
+    this.panel.webview.html = chatPageHtml(vscode.workspace.asRelativePath(uri), this.view, nonce, this.panel.webview.cspSource, uri.toString());
     this.panel.webview.onDidReceiveMessage((m: FromWebview) => void this.onMessage(m));
     this.panel.onDidDispose(() => {
       this.disposed = true;
@@ -157,7 +166,18 @@ class ChatSession implements vscode.Disposable {
 export class ChatPanels implements vscode.Disposable {
   private readonly sessions = new Map<string, ChatSession>();
 
-  constructor(private readonly sidecar: Sidecar) {}
+  private readonly subscription: vscode.Disposable;
+
+  constructor(private readonly sidecar: Sidecar) {
+    // A sidecar that stopped mid-turn (killed, crashed) is restarted by the
+    // client: every open chat then reads its history again, which now says
+    // whether that turn is unfinished (and offers Discard).
+    this.subscription = sidecar.onReady(() => {
+      for (const s of this.sessions.values()) {
+        void s.refresh();
+      }
+    });
+  }
 
   /** Opens (or reveals) the chat beside the agent file. */
   open(uri: vscode.Uri): void {
@@ -171,7 +191,30 @@ export class ChatPanels implements vscode.Disposable {
     this.sessions.set(key, new ChatSession(this.sidecar, uri, () => this.sessions.delete(key)));
   }
 
+  /**
+   * Takes over a panel VS Code restored after a window reload. Its state
+   * is only the agent file's URI (the page's script keeps it); the history
+   * comes from the sidecar, as on open. A panel whose state names no file
+   * (or a file that already has a panel) is closed.
+   */
+  restore(panel: vscode.WebviewPanel, state: unknown): void {
+    const raw = typeof state === "object" && state !== null ? (state as { uri?: unknown }).uri : undefined;
+    let uri: vscode.Uri | undefined;
+    try {
+      uri = typeof raw === "string" ? vscode.Uri.parse(raw, true) : undefined;
+    } catch {
+      uri = undefined;
+    }
+    if (uri === undefined || uri.scheme !== "file" || this.sessions.has(uri.toString())) {
+      panel.dispose();
+      return;
+    }
+    const key = uri.toString();
+    this.sessions.set(key, new ChatSession(this.sidecar, uri, () => this.sessions.delete(key), panel));
+  }
+
   dispose(): void {
+    this.subscription.dispose();
     for (const s of [...this.sessions.values()]) {
       s.dispose();
     }

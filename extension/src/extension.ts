@@ -4,7 +4,7 @@
 // replays through kmx requests), and registers commands. It never parses an
 // agent file, opens a journal or holds a credential.
 import * as vscode from "vscode";
-import { ChatPanels } from "./chatPanel";
+import { ChatPanels, ChatViewType } from "./chatPanel";
 import { registerCommands } from "./commands";
 import { ExplainView } from "./explainView";
 import { ReplayPanel } from "./replayPanel";
@@ -46,6 +46,13 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
     ...registerCommands({ sidecar, tests, explain, replay, status, chat }),
+    // Chat panels come back after a window reload (onWebviewPanel:kmx.chat).
+    vscode.window.registerWebviewPanelSerializer(ChatViewType, {
+      deserializeWebviewPanel: (panel, state: unknown) => {
+        chat.restore(panel, state);
+        return Promise.resolve();
+      },
+    }),
   );
   // Start at once: diagnostics and lenses should be there when the file is.
   sidecar.ready().catch((err: unknown) => {

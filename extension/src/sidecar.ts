@@ -13,6 +13,7 @@ import {
   RequestType,
   type LanguageClientOptions,
   type ServerOptions,
+  State,
   TransportKind,
   WorkDoneProgress,
   type WorkDoneProgressBegin,
@@ -76,6 +77,22 @@ export class Sidecar implements vscode.Disposable {
   ready(): Promise<KmxLanguageClient> {
     if (this.client?.isRunning() === true) {
       return Promise.resolve(this.client);
+    }
+    const restarting = this.client;
+    if (restarting !== undefined && this.starting === undefined && restarting.state === State.Starting) {
+      // The client is restarting itself after the server stopped
+      // (CloseAction.Restart): wait for it rather than start a second one.
+      return new Promise((resolve, reject) => {
+        const sub = restarting.onDidChangeState((e) => {
+          if (e.newState === State.Running) {
+            sub.dispose();
+            resolve(restarting);
+          } else if (e.newState === State.Stopped) {
+            sub.dispose();
+            reject(new Error("kmx lsp did not restart; the kmx output says why"));
+          }
+        });
+      });
     }
     this.starting ??= this.start().finally(() => {
       this.starting = undefined;

@@ -338,6 +338,43 @@ step("a VS Code agent with no examples: VS Code's language, no error, examples a
 // is answered "fast", naming the model it was asked for.
 const http = require("node:http");
 let slowRequests = 0;
+let slowClientPort = 0;
+
+// The process that holds a TCP connection to the slow endpoint from local
+// port `port`: its socket's inode from /proc/net/tcp, then the process with
+// that socket open. Linux only, and only this user's processes: exactly the
+// kmx sidecar whose turn is waiting, never a process picked by name.
+function pidOfClient(port) {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  let inode = "";
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of fs.readFileSync(table, "utf8").split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length > 9 && cols[1].endsWith(`:${hex}`)) {
+        inode = cols[9];
+      }
+    }
+  }
+  assert.ok(inode !== "" && inode !== "0", `no socket from local port ${port}`);
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    let fds = [];
+    try {
+      fds = fs.readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`) {
+          return Number(pid);
+        }
+      } catch {
+        // gone, or not ours
+      }
+    }
+  }
+  throw new Error(`no process holds the socket from local port ${port}`);
+}
 const slowServer = http.createServer((req, res) => {
   let body = "";
   req.on("data", (c) => (body += c));
@@ -346,6 +383,7 @@ const slowServer = http.createServer((req, res) => {
     const last = b.messages[b.messages.length - 1].content;
     if (last === "slow") {
       slowRequests += 1;
+      slowClientPort = req.socket.remotePort;
       return; // held: never answered
     }
     res.writeHead(200, { "Content-Type": "application/json" });
@@ -390,15 +428,25 @@ step("open the chat and talk: the second turn carries the first", 120_000, async
   assert.equal(await f.locator(".msg.agent .label", { hasText: "local preview" }).count(), 2, "each answer is labelled local preview");
 });
 
-step("reload the window: the history is back without a model call", 180_000, async () => {
+step("reload the window: the chat panel comes back with its history, without a model call", 180_000, async () => {
   await palette("Developer: Reload Window");
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
-  await page.waitForTimeout(2_000);
-  await openFileAndChat("talker.agent.md");
+  // Nothing is clicked: VS Code restores the panel (the extension's
+  // serializer), which reads the history from kmx again.
+  const tab = page.locator(".tabs-container .tab", { hasText: "kmx chat: talker.agent.md" });
+  await tab.first().waitFor({ timeout: 60_000 });
+  if ((await page.locator(".tabs-container .tab.active", { hasText: "kmx chat: talker.agent.md" }).count()) === 0) {
+    await tab.first().click();
+  }
   const f = chatFrame();
-  await f.locator('.turn[data-turn="2"] .agent pre', { hasText: "Turn 2: again" }).waitFor({ timeout: 30_000 });
+  await f.locator('.turn[data-turn="2"] .agent pre', { hasText: "Turn 2: again" }).waitFor({ timeout: 60_000 });
   await f.locator("#meta", { hasText: "history replayed with 0 model calls" }).waitFor({ timeout: 5_000 });
   assert.equal(await f.locator(".turn").count(), 2);
+  await f.locator("#status", { hasText: "ready" }).waitFor({ timeout: 10_000 });
+  await shot("chat-restored-after-reload");
+  // The restored panel talks on: turn 3 carries the history.
+  await say("more");
+  await f.locator('.turn[data-turn="3"] .agent pre', { hasText: "Turn 3: more" }).waitFor({ timeout: 30_000 });
 });
 
 step("cancel a slow turn: busy until torn down, then the conversation goes on", 120_000, async () => {
@@ -424,6 +472,34 @@ step("cancel a slow turn: busy until torn down, then the conversation goes on", 
   await say("quick");
   await f.locator('.turn[data-turn="2"] .agent pre', { hasText: "fast" }).waitFor({ timeout: 30_000 });
   assert.match(await f.locator("#model").innerText(), /slow-model \(route compatible\)/);
+});
+
+step("kill kmx mid-turn: it restarts, the panel offers Discard, the conversation goes on", 150_000, async () => {
+  const f = chatFrame();
+  const before = slowRequests;
+  await say("slow");
+  await f.locator("#status", { hasText: "waiting for the model" }).waitFor({ timeout: 10_000 });
+  const until = Date.now() + 30_000;
+  while (slowRequests === before && Date.now() < until) {
+    await page.waitForTimeout(200);
+  }
+  assert.equal(slowRequests, before + 1, "the turn reached the endpoint");
+  const pid = pidOfClient(slowClientPort);
+  assert.match(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8"), /kmx/, "the endpoint's client is not kmx");
+  process.kill(pid, "SIGKILL");
+  // The client restarts kmx; the panel reads the history again: turn 3
+  // has no recorded outcome, so new turns wait for an explicit Discard.
+  await f.locator('.turn[data-turn="3"][data-state="unfinished"]').waitFor({ timeout: 60_000 });
+  const discard = f.locator("#discard");
+  await discard.waitFor({ timeout: 10_000 });
+  await f.locator("#status", { hasText: "ready" }).waitFor({ timeout: 10_000 });
+  await shot("chat-unfinished-after-kill");
+  await discard.click();
+  await f.locator('.turn[data-turn="3"][data-state="discarded"]').waitFor({ timeout: 30_000 });
+  assert.equal(await f.locator("#discard").count(), 0, "Discard is still offered after the discard");
+  await say("after");
+  await f.locator('.turn[data-turn="4"] .agent pre', { hasText: "fast" }).waitFor({ timeout: 30_000 });
+  assert.equal(slowRequests, before + 1, "the interrupted turn was sent again");
   setMachineSetting("kmx.endpoint", "");
 });
 

@@ -78,7 +78,10 @@ describe("chat panel HTML", () => {
     assert.match(csp, /default-src 'none'/);
     assert.match(csp, /script-src 'nonce-bm9uY2U='/);
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
-    const page = chatPageHtml("talker.agent.md", { busy: true }, "bm9uY2U=", "vscode-resource:");
+    const page = chatPageHtml("talker.agent.md", { busy: true }, "bm9uY2U=", "vscode-resource:", 'file:///w/a"b.agent.md');
+    // The state VS Code keeps for a reload is the file's URI, escaped.
+    assert.match(page, /<body data-uri="file:\/\/\/w\/a&#34;b\.agent\.md">/);
+    assert.match(page, /vscode\.setState\(\{ uri: document\.body\.dataset\.uri \}\)/);
     assert.equal(page.match(/<script/g)?.length, 1);
     assert.match(page, /<script nonce="bm9uY2U=">/);
     assert.match(page, /<button id="send" type="submit" disabled>/);
