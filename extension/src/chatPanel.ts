@@ -105,7 +105,9 @@ class ChatSession implements vscode.Disposable {
     this.post(true);
     try {
       const res = await this.sidecar.request(Methods.Chat, { uri: this.uri.toString(), input: text }, cts.token);
-      this.view = { busy: false, result: res };
+      // A refusal before the conversation opened carries no transcript:
+      // keep showing the history the panel has.
+      this.view = { busy: false, result: res.chat === undefined ? { ...res, chat: this.view.result?.chat } : res };
     } catch (err) {
       if (!cts.token.isCancellationRequested) {
         this.view = { ...this.view, busy: false, problem: `kmx could not send the turn: ${errorText(err)}` };

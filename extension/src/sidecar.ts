@@ -142,7 +142,9 @@ export class Sidecar implements vscode.Disposable {
     }
     const server: ServerOptions = { command: where.path, args: ["lsp"], transport: TransportKind.stdio, options: { env } };
     // languageModels: this client serves kmx/languageModel/* (the editor route).
-    const init: InitializationOptions = { protocolVersion: ProtocolVersion, settings: serverSettings(this.hasSecret), languageModels: true };
+    // Read at every initialize: a client that restarts itself after a crash
+    // must hand the new server today's settings, not those of its creation.
+    const init = (): InitializationOptions => ({ protocolVersion: ProtocolVersion, settings: serverSettings(this.hasSecret), languageModels: true });
     const options: LanguageClientOptions = {
       // VS Code's own language for agent files (its prompt support
       // registers `chatagent`), and the file pattern for editors without it.
