@@ -216,9 +216,11 @@ async function runExample(deps: CommandDeps, arg: unknown): Promise<void> {
   if (item !== undefined) {
     const run = deps.tests.controller.createTestRun(new vscode.TestRunRequest([item]), `kmx: run ${exampleId}`, true);
     deps.tests.applyReport(run, file, res, [item]);
+    await deps.tests.applyCapture(res, run);
     run.end();
   } else {
     noteReport(deps, res);
+    await deps.tests.applyCapture(res);
   }
   const ex = res.report?.examples?.[0];
   showVerdict(res.report !== undefined ? runVerdictText(res.report) : "kmx: no report", ex?.verdict === Verdicts.Pass, deps);

@@ -63,9 +63,9 @@ export class Sidecar implements vscode.Disposable {
       this.readyEmitter,
       this.settingsFiles,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration("kmx.sidecarPath")) {
-          // start() already told the user what is wrong; keep the log line.
-          this.restart().catch((err: unknown) => this.log.appendLine(`restart after kmx.sidecarPath changed: ${String(err)}`));
+        if (e.affectsConfiguration("kmx.sidecarPath") || e.affectsConfiguration("kmx.toolBindings")) {
+          // Startup settings: start() already told the user what is wrong; keep the log line.
+          this.restart().catch((err: unknown) => this.log.appendLine(`restart after a kmx startup setting changed: ${String(err)}`));
         } else if (e.affectsConfiguration("kmx") && this.client?.isRunning() === true) {
           void this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kmx: serverSettings(this.hasSecret) } });
         }
@@ -140,7 +140,11 @@ export class Sidecar implements vscode.Disposable {
     if (this.hasSecret) {
       env[SecretKeyEnv] = secret;
     }
-    const server: ServerOptions = { command: where.path, args: ["lsp"], transport: TransportKind.stdio, options: { env } };
+    // kmx.toolBindings is a startup setting (machine-scoped: a workspace
+    // cannot choose it); the sidecar reads and checks the file.
+    const bindings = vscode.workspace.getConfiguration("kmx").get<string>("toolBindings") ?? "";
+    const args = bindings === "" ? ["lsp"] : ["lsp", "--tool-bindings", bindings];
+    const server: ServerOptions = { command: where.path, args, transport: TransportKind.stdio, options: { env } };
     // languageModels: this client serves kmx/languageModel/* (the editor route).
     // Read at every initialize: a client that restarts itself after a crash
     // must hand the new server today's settings, not those of its creation.

@@ -293,6 +293,7 @@ export class KmxTests implements vscode.Disposable {
         continue;
       }
       this.applyReport(run, file, res, chosen);
+      await this.applyCapture(res, run);
       reports.push(res);
     }
     return reports;
@@ -334,6 +335,29 @@ export class KmxTests implements vscode.Disposable {
       this.settingsRevisions.set(file.id, report.agent.settingsRevision ?? "");
     }
     this.reportEmitter.fire(res);
+  }
+
+  /**
+   * Applies a run's capture: the sidecar's WorkspaceEdit that fills the
+   * pending recordings a live call answered, as one edit, so Undo takes it
+   * back. VS Code refuses it when the document changed since the run.
+   */
+  async applyCapture(res: ReportResult, run?: vscode.TestRun): Promise<void> {
+    if (res.captureEdit === undefined || res.captureEdit === null) {
+      return;
+    }
+    const edit = await this.sidecar.asWorkspaceEdit(res.captureEdit);
+    const applied = await vscode.workspace.applyEdit(edit);
+    const file = vscode.workspace.asRelativePath(vscode.Uri.parse(res.uri));
+    const text = applied
+      ? `kmx: captured the live result into the pending recording of ${file}; save to keep it, or Undo`
+      : `kmx: the captured recording was not applied to ${file}: the file changed since the run started; run again`;
+    run?.appendOutput(`${text}\r\n`);
+    if (applied) {
+      void vscode.window.showInformationMessage(text);
+    } else {
+      void vscode.window.showErrorMessage(text);
+    }
   }
 
   dispose(): void {

@@ -221,6 +221,7 @@ export interface ReportResult {
   uri: string;
   documentVersion: number;
   report?: Report;
+  captureEdit?: unknown;
 }
 
 /** Go: localpreview.Report */

@@ -550,6 +550,75 @@ function setMachineSetting(key, value) {
   fs.writeFileSync(machineSettings, JSON.stringify(settings, null, 2));
 }
 
+function editorText() {
+  return page.locator(".editor-group-container.active .view-lines").first().innerText().then((t) => t.replace(/\u00a0/g, " "));
+}
+
+function fixtureRequests() {
+  try {
+    return Number(fs.readFileSync(need("KMX_E2E_FIXTURE_COUNTS"), "utf8"));
+  } catch {
+    return 0;
+  }
+}
+
+step("a pending recording is captured live as an undoable edit, then runs offline from it", 180_000, async () => {
+  // The test build of kmx reaches the owned GitHub MCP fixture (never
+  // GitHub); the binding names the fixture's credential variable.
+  const workspace = need("KMX_E2E_WORKSPACE");
+  const to = path.join(workspace, "tools-capture");
+  fs.mkdirSync(to, { recursive: true });
+  fs.copyFileSync(path.join(__dirname, "..", "..", "..", "testdata", "tools", "capture", "merged-prs.agent.md"), path.join(to, "capture-prs.agent.md"));
+  const bindings = path.join(scratch, "tools.json");
+  fs.writeFileSync(bindings, JSON.stringify({
+    schemaVersion: "kmx.local-tools/v1",
+    bindings: [{ name: "github_list_merged_prs", endpointRef: "github-mcp", repository: "octo-org/Hello-World" }],
+    endpoints: { "github-mcp": { url: "https://api.githubcopilot.com/mcp/readonly", credentialEnv: "KMX_E2E_GH" } },
+  }), { mode: 0o600 });
+  await palette("Notifications: Clear All Notifications");
+  setMachineSetting("kmx.sidecarPath", need("KMX_E2E_KMXTEST"));
+  setMachineSetting("kmx.toolBindings", bindings);
+  await page.waitForTimeout(2_000);
+  await openFile("capture-prs.agent.md");
+  const runLens = page.locator(".codelens-decoration a", { hasText: "▶ Run example" }).first();
+  await runLens.waitFor({ timeout: 60_000 });
+  const before = fixtureRequests();
+  await runLens.click();
+  const captured = page.locator(".notifications-toasts .notification-toast", { hasText: "captured the live result into the pending recording" });
+  await captured.first().waitFor({ timeout: 60_000 });
+  assert.ok(fixtureRequests() > before, "the live read reached the fixture");
+  let text = await editorText();
+  assert.match(text, /calls: \[\{"arguments": \{\}, "result": \{"repository":"octo-org\/Hello-World","pullRequests":\[\{"number":7,"title":"Add the tool harness"\}\]\}\}\]/);
+  assert.ok(!text.includes("Still open"), "only merged pull requests reach the recording");
+  await page.locator(".tabs-container .tab.dirty", { hasText: "capture-prs.agent.md" }).first().waitFor({ timeout: 10_000 });
+  await shot("capture-applied");
+
+  // Undo takes the capture back; Redo restores it.
+  await page.locator(".tabs-container .tab", { hasText: "capture-prs.agent.md" }).first().click();
+  await palette("View: Focus Active Editor Group");
+  await page.locator(".editor-group-container.active .monaco-editor.focused").first().waitFor({ timeout: 5_000 });
+  await page.keyboard.press("Control+z");
+  await page.waitForTimeout(500);
+  text = await editorText();
+  assert.match(text, /calls: \[\]/);
+  assert.ok(!text.includes("pullRequests"), "Undo removed the capture");
+  await shot("capture-undone");
+  await page.keyboard.press("Control+Shift+z");
+  await page.waitForTimeout(500);
+  assert.match(await editorText(), /"pullRequests":\[\{"number":7/);
+  await palette("File: Save");
+
+  // From now on the example runs from its recording: no network call.
+  await palette("Notifications: Clear All Notifications");
+  const counted = fixtureRequests();
+  await page.locator(".codelens-decoration a", { hasText: "▶ Run example" }).first().click();
+  await page.locator(".notifications-toasts .notification-toast", { hasText: 'kmx example "weekly": pass' }).first().waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(500);
+  assert.equal(fixtureRequests(), counted, "the recorded run made no network call");
+  assert.ok(!fs.readFileSync(path.join(to, "capture-prs.agent.md"), "utf8").includes("calls: []"), "the capture was saved");
+  setMachineSetting("kmx.toolBindings", "");
+});
+
 step("a kmx.sidecarPath that points nowhere is an error naming the setting", 60_000, async () => {
   const missing = path.join(scratch, "no-such-kmx");
   setMachineSetting("kmx.sidecarPath", missing);

@@ -10,7 +10,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 )
 
-const lspUsage = "kmx lsp [--stdio] [--log-level debug|info|warn|error]"
+const lspUsage = "kmx lsp [--stdio] [--log-level debug|info|warn|error] [--tool-bindings PATH]"
 
 // runLSP serves the language server on stdin/stdout until the client sends
 // exit. Stdout carries only the protocol; the log goes to stderr (the
@@ -22,6 +22,8 @@ func runLSP(ctx context.Context, env Env, args []string) error {
 	// is the only transport, so the flag is accepted and changes nothing.
 	fs.Bool("stdio", true, "serve on stdin/stdout (the only transport)")
 	level := fs.String("log-level", "info", "stderr log level: debug, info, warn or error")
+	var rf routeFlags
+	rf.registerToolBindings(fs)
 	pos, err := parseInterspersed(fs, args, lspUsage)
 	if err != nil {
 		return err
@@ -33,9 +35,13 @@ func runLSP(ctx context.Context, env Env, args []string) error {
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return usagef("use --log-level debug, info, warn or error", "kmx lsp: unknown log level %q", *level)
 	}
+	binding, err := readToolBinding("lsp", rf)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
 	stream := jsonrpc2.NewStream(stdio{in: env.Stdin, out: env.Stdout})
-	code := lsp.Serve(ctx, stream, lsp.Options{Logger: log, Getenv: env.Getenv, Version: Version})
+	code := lsp.Serve(ctx, stream, lsp.Options{Logger: log, Getenv: env.Getenv, Version: Version, ToolBinding: binding})
 	if code != lsp.ExitOK {
 		return &FailureError{Msg: "kmx lsp: exit without shutdown"}
 	}

@@ -151,6 +151,11 @@ type ReportResult struct {
 	// the file was read from disk because it was not open.
 	DocumentVersion int32                `json:"documentVersion"`
 	Report          *localpreview.Report `json:"report"`
+	// CaptureEdit is the LSP WorkspaceEdit that fills the pending
+	// recordings a live call answered (report.capture, status edit). The
+	// extension applies it as one undoable edit; the sidecar never writes
+	// the file in the editor.
+	CaptureEdit any `json:"captureEdit,omitempty"`
 }
 
 // DocumentParams names one agent file.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
@@ -34,6 +35,9 @@ type Options struct {
 	// NewExecutor replaces the journaled Sessions executor of runs (tests
 	// only; see localpreview.Options.NewExecutor).
 	NewExecutor func(j *journal.Journal, p *localpreview.Plan) (localpreview.Executor, func(), error)
+	// ToolBinding is kmx lsp --tool-bindings, read at startup (nil: none):
+	// the extension passes its machine-scoped kmx.toolBindings setting.
+	ToolBinding *localtools.Binding
 }
 
 // Lifecycle states of a session, in the only order they can move.

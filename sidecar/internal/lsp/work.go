@@ -88,6 +88,10 @@ func (s *Server) previewOptions(model string) localpreview.Options {
 	}, s.opts.Getenv, s.opts.Version)
 	opts.Editor = s.editorHost()
 	opts.NewExecutor = s.opts.NewExecutor
+	// kmx lsp --tool-bindings: the editor's startup setting. A capture is
+	// returned as an edit for the extension to apply (undoable).
+	opts.ToolBinding = s.opts.ToolBinding
+	opts.CaptureAsEdit = true
 	return opts
 }
 
@@ -136,7 +140,13 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 		sum := rep.Summary
 		prog.end(OutcomeCompleted, fmt.Sprintf("%s — %d pass, %d fail, %d unknown (local preview)", rep.Verdict, sum.Pass, sum.Fail, sum.Unknown))
 	}
-	return &ReportResult{ProtocolVersion: ProtocolVersion, URI: uri, DocumentVersion: src.version, Report: rep}, nil
+	res := &ReportResult{ProtocolVersion: ProtocolVersion, URI: uri, DocumentVersion: src.version, Report: rep}
+	if rep != nil {
+		if edit := s.captureEdit(uri, src, rep); edit != nil {
+			res.CaptureEdit = edit
+		}
+	}
+	return res, nil
 }
 
 // refreshCodeLenses asks a client that supports it to ask for code lenses

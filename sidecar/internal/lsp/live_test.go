@@ -1,0 +1,82 @@
+//go:build kmxtest
+
+package lsp_test
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/ghread/ghreadtest"
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/lsp"
+)
+
+// TestCaptureIsAnEditInTheEditor: with kmx lsp --tool-bindings, a pending
+// recording answered live comes back as a versioned WorkspaceEdit of its
+// `[]` (for the extension to apply, undoable); the sidecar writes nothing.
+func TestCaptureIsAnEditInTheEditor(t *testing.T) {
+	const repo = "octo-org/Hello-World"
+	ghreadtest.Use(t, ghreadtest.Options{Items: []ghreadtest.Item{{Number: 7, Title: "Add the tool harness", Repository: repo, Merged: true}}})
+	home := privateHome(t)
+	body := "---\nmodel: fake\ntools: [github_list_merged_prs]\n---\nList what was merged.\n\nCall the tool `github_list_merged_prs`\n\n## Examples\n\n```yaml\n" +
+		"- id: weekly\n  input: What was merged?\n  tools:\n    github_list_merged_prs:\n      recorded:\n        calls: []\n  assert:\n    - contains: \"Add the tool harness\"\n```\n"
+	path := writeAgent(t, "merged.agent.md", body)
+	c := startServer(t, lsp.Options{
+		ToolBinding: &localtools.Binding{Path: "tools.json", Name: localtools.GitHubTool, Repository: repo, URL: localtools.GitHubMCPURL, CredentialEnv: "KMX_TEST_GH"},
+		Getenv: func(k string) string {
+			switch k {
+			case "KMX_HOME":
+				return home
+			case "KMX_TEST_GH":
+				return "fixture-credential-value-4242"
+			}
+			return ""
+		},
+	})
+	c.initialize(nil)
+	uri := fileURI(path)
+	c.open(uri, 3, body)
+
+	var res struct {
+		Report      *localpreview.Report `json:"report"`
+		CaptureEdit struct {
+			DocumentChanges []struct {
+				TextDocument struct {
+					URI     string `json:"uri"`
+					Version *int32 `json:"version"`
+				} `json:"textDocument"`
+				Edits []struct {
+					Range struct {
+						Start struct{ Line, Character int } `json:"start"`
+						End   struct{ Line, Character int } `json:"end"`
+					} `json:"range"`
+					NewText string `json:"newText"`
+				} `json:"edits"`
+			} `json:"documentChanges"`
+		} `json:"captureEdit"`
+	}
+	var raw json.RawMessage
+	c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri}, &raw)
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Report == nil || res.Report.Capture == nil || res.Report.Capture.Status != localpreview.CaptureEdit {
+		t.Fatalf("result %s", raw)
+	}
+	dc := res.CaptureEdit.DocumentChanges
+	if len(dc) != 1 || dc[0].TextDocument.URI != uri || dc[0].TextDocument.Version == nil || *dc[0].TextDocument.Version != 3 || len(dc[0].Edits) != 1 {
+		t.Fatalf("capture edit %s", raw)
+	}
+	e := dc[0].Edits[0]
+	lines := strings.Split(body, "\n")
+	if e.Range.Start.Line != e.Range.End.Line || lines[e.Range.Start.Line][e.Range.Start.Character:e.Range.End.Character] != "[]" ||
+		!strings.Contains(e.NewText, `"pullRequests":[{"number":7,"title":"Add the tool harness"}]`) {
+		t.Errorf("edit %+v does not replace the pending []", e)
+	}
+	if now, _ := os.ReadFile(path); string(now) != body {
+		t.Error("the sidecar wrote the file in the editor")
+	}
+}
