@@ -586,6 +586,9 @@ step("a pending recording is captured live as an undoable edit, then runs offlin
   await runLens.click();
   const captured = page.locator(".notifications-toasts .notification-toast", { hasText: "captured the live result into the pending recording" });
   await captured.first().waitFor({ timeout: 60_000 });
+  for (const deadline = Date.now() + 5_000; fixtureRequests() <= before && Date.now() < deadline; ) {
+    await page.waitForTimeout(200);
+  }
   assert.ok(fixtureRequests() > before, "the live read reached the fixture");
   let text = await editorText();
   assert.match(text, /calls: \[\{"arguments": \{\}, "result": \{"repository":"octo-org\/Hello-World","pullRequests":\[\{"number":7,"title":"Add the tool harness"\}\]\}\}\]/);
