@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/ghread/ghreadtest"
@@ -184,6 +185,16 @@ func TestLiveReadFailureIsUnknown(t *testing.T) {
 			if rep.Capture != nil {
 				t.Errorf("a failed read was captured: %+v", rep.Capture)
 			}
+			// The failed run inspects offline: no binding, no credential,
+			// no request; the failed turn stays failed.
+			before := f.Requests()
+			in, err := Inspect(context.Background(), journal.Dir(home), rep.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.LiveCalls != 0 || in.Summary.Verified != 0 || in.Summary.Failed != 1 || f.Requests() != before {
+				t.Errorf("inspection: live calls %d, summary %+v, fixture requests %d -> %d", in.LiveCalls, in.Summary, before, f.Requests())
+			}
 		})
 	}
 }
@@ -312,5 +323,29 @@ func TestCaptureAsEditAndUncalledTools(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(req2.Path); string(now) != uncalled {
 		t.Error("an uncalled tool's pending recording was touched")
+	}
+}
+
+// TestLiveReadStaysInsideTheExampleDeadline: a read that never answers is
+// cut by the example's deadline (well before its own 30 s): the example is
+// unknown, the later one is not sent, and the read is not retried.
+func TestLiveReadStaysInsideTheExampleDeadline(t *testing.T) {
+	f := ghreadtest.Use(t, ghreadtest.Options{Hang: true})
+	home := testutil.PrivateDir(t)
+	reads := 0
+	opts := liveOptions(t, home, &reads)
+	opts.ExampleDeadline = 500 * time.Millisecond
+	rep, err := Test(context.Background(), opts, toolAgent(t, liveAgent(pendingExample+strings.ReplaceAll(pendingExample, "weekly", "later")), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex := rep.Examples[0]; ex.Verdict != VerdictUnknown || !strings.Contains(ex.Message, "deadline") {
+		t.Errorf("first example %s %q, want unknown past its deadline", ex.Verdict, ex.Message)
+	}
+	if ex := rep.Examples[1]; ex.Verdict != VerdictUnknown || !strings.HasPrefix(ex.Message, "not sent") {
+		t.Errorf("later example %s %q, want not sent", ex.Verdict, ex.Message)
+	}
+	if f.Calls() != 1 || rep.Capture != nil {
+		t.Errorf("fixture calls %d (want 1, no retry), capture %+v", f.Calls(), rep.Capture)
 	}
 }

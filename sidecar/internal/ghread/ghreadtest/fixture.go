@@ -49,6 +49,8 @@ type Options struct {
 	Status int
 	// ChangedSchema offers search_pull_requests with another input schema.
 	ChangedSchema bool
+	// Hang makes search_pull_requests answer only once its request ends.
+	Hang bool
 }
 
 // Fixture is a running fixture.
@@ -90,8 +92,12 @@ func Start(dir string, o Options) (*Fixture, error) {
 	}
 	schema := map[string]any{"type": "object", "properties": props, "required": []string{"query"}}
 	server.AddTool(&mcp.Tool{Name: "search_pull_requests", Description: "Search pull requests", InputSchema: schema},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			f.calls.Add(1)
+			if o.Hang {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
 			text, err := answer(o)
 			if err != nil {
 				return nil, err
