@@ -579,7 +579,16 @@ step("a pending recording is captured live as an undoable edit, then runs offlin
   setMachineSetting("kmx.sidecarPath", need("KMX_E2E_KMXTEST"));
   setMachineSetting("kmx.toolBindings", bindings);
   await page.waitForTimeout(2_000);
-  await openFile("capture-prs.agent.md");
+  // A file copied in a moment ago may not be in Quick Open's index yet:
+  // open it from the Explorer.
+  await palette("View: Show Explorer");
+  const folder = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "tools-capture" }).first();
+  await folder.waitFor({ timeout: 30_000 });
+  await folder.click();
+  const fileRow = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "capture-prs.agent.md" }).first();
+  await fileRow.waitFor({ timeout: 30_000 });
+  await fileRow.click();
+  await page.locator(".tabs-container .tab.active", { hasText: "capture-prs.agent.md" }).first().waitFor({ timeout: 10_000 });
   const runLens = page.locator(".codelens-decoration a", { hasText: "▶ Run example" }).first();
   await runLens.waitFor({ timeout: 60_000 });
   const before = fixtureRequests();
