@@ -84,6 +84,8 @@ func SettingSpecs() []SettingSpec {
 	return []SettingSpec{
 		{Key: "sidecarPath", Type: "string", Default: "", Scope: "machine",
 			Description: "Path to the `kmx` binary the extension starts as `kmx lsp`. Empty: the binary bundled with the extension."},
+		{Key: "toolBindings", Type: "string", Default: "", Scope: "machine",
+			Description: "Absolute path of a `kmx.local-tools/v1` binding file (see docs/tools.md) for the one live GitHub read, passed to the sidecar at start (`kmx lsp --tool-bindings`). It names the credential's environment variable, never the credential. Empty: no binding; recordings and the stub answer offline."},
 		{Key: "model", Type: "string", Default: "",
 			Description: "Model for runs and tests, overriding each file's `model:` (set it with **kmx: Select Model**). Empty: the file's model, else the default. `fake` is the offline deterministic model. Without `#kmx.endpoint#`, a non-fake model is one VS Code offers (an id, a name or `Name (vendor)`)."},
 		{Key: "endpoint", Type: "string", Default: "", Scope: "machine-overridable",
