@@ -109,32 +109,8 @@ func Generate(spec Spec) ([]byte, error) {
 			fmt.Fprintf(&b, "export type %s = (typeof %s)[keyof typeof %s];\n", gr.Union, gr.Name, gr.Name)
 		}
 	}
-	if len(spec.Requests) > 0 {
-		b.WriteString("\n")
-		name := spec.RequestsName
-		if name == "" {
-			name = "Requests"
-		}
-		fmt.Fprintf(&b, "/** Each custom method with its params and result. */\nexport interface %s {\n", name)
-		for _, r := range spec.Requests {
-			doc(&b, "  ", r.Doc)
-			fmt.Fprintf(&b, "  %s: { params: %s; result: %s };\n", strconv.Quote(r.Method), g.ts(reflect.TypeOf(r.Params)), g.ts(reflect.TypeOf(r.Result)))
-		}
-		b.WriteString("}\n")
-	}
-	if len(spec.ClientRequests) > 0 {
-		b.WriteString("\n")
-		name := spec.ClientRequestsName
-		if name == "" {
-			name = "ClientRequests"
-		}
-		fmt.Fprintf(&b, "/** Each server → client method with its params and result. */\nexport interface %s {\n", name)
-		for _, r := range spec.ClientRequests {
-			doc(&b, "  ", r.Doc)
-			fmt.Fprintf(&b, "  %s: { params: %s; result: %s };\n", strconv.Quote(r.Method), g.ts(reflect.TypeOf(r.Params)), g.ts(reflect.TypeOf(r.Result)))
-		}
-		b.WriteString("}\n")
-	}
+	g.requests(&b, spec.Requests, spec.RequestsName, "Requests", "Each custom method with its params and result.")
+	g.requests(&b, spec.ClientRequests, spec.ClientRequestsName, "ClientRequests", "Each server → client method with its params and result.")
 	for _, t := range g.order {
 		b.WriteString("\n")
 		g.emit(&b, t)
@@ -380,4 +356,22 @@ func SortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// requests writes one interface mapping each method of rs to its params
+// and result types, named name (or fallback when name is empty); nothing
+// when rs is empty.
+func (g *gen) requests(b *bytes.Buffer, rs []Request, name, fallback, comment string) {
+	if len(rs) == 0 {
+		return
+	}
+	if name == "" {
+		name = fallback
+	}
+	fmt.Fprintf(b, "\n/** %s */\nexport interface %s {\n", comment, name)
+	for _, r := range rs {
+		doc(b, "  ", r.Doc)
+		fmt.Fprintf(b, "  %s: { params: %s; result: %s };\n", strconv.Quote(r.Method), g.ts(reflect.TypeOf(r.Params)), g.ts(reflect.TypeOf(r.Result)))
+	}
+	b.WriteString("}\n")
 }
