@@ -74,12 +74,17 @@ func offeredText(offered []EditorModelInfo) string {
 	for _, m := range offered {
 		names = append(names, fmt.Sprintf("%q (id %s)", m.QualifiedName(), m.ID))
 	}
+	return "use a model VS Code offers (an id, a name or a qualified name): " + firstNames(names, 20)
+}
+
+// firstNames sorts names and joins the first most of them, saying how many
+// more there are: what VS Code offers can be a long list.
+func firstNames(names []string, most int) string {
 	sort.Strings(names)
-	const most = 20
 	more := ""
 	if len(names) > most {
 		more = fmt.Sprintf(" and %d more", len(names)-most)
 		names = names[:most]
 	}
-	return "use a model VS Code offers (an id, a name or a qualified name): " + strings.Join(names, ", ") + more
+	return strings.Join(names, ", ") + more
 }

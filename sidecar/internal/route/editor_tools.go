@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 )
 
 // Editor tools: on the tool harness, a declared tool name binds to the one
@@ -119,14 +117,7 @@ func offeredToolsText(offered []EditorToolInfo) string {
 	for _, t := range offered {
 		names = append(names, fmt.Sprintf("%q", t.Name))
 	}
-	sort.Strings(names)
-	const most = 30
-	more := ""
-	if len(names) > most {
-		more = fmt.Sprintf(" and %d more", len(names)-most)
-		names = names[:most]
-	}
-	return "VS Code offers: " + strings.Join(names, ", ") + more
+	return "VS Code offers: " + firstNames(names, 30)
 }
 
 // BindTools freezes the session's tool bindings (name to the tool VS Code
