@@ -19,7 +19,9 @@ VSIX="$(bash scripts/package.sh linux-x64 | tail -n 1)"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/kmx-e2e.XXXXXX")"
 CS_PID=""
+FIXTURE_PID=""
 cleanup() {
+  if [ -n "$FIXTURE_PID" ]; then kill -TERM "$FIXTURE_PID" 2>/dev/null || true; wait "$FIXTURE_PID" 2>/dev/null || true; fi
   # code-server was started in its own session: end its whole process group
   # (the extension host and kmx lsp with it), then wait for it.
   if [ -n "$CS_PID" ]; then
@@ -66,6 +68,25 @@ JSON
 # in code-server such settings live in the Machine settings file.
 echo '{}' > "$TMP/user-data/Machine/settings.json"
 PORT="$("$NODE24" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+
+# The live-read capture case: a test build of kmx (-tags kmxtest: its
+# GitHub read goes to the owned TLS fixture named below, never to GitHub)
+# and the fixture itself on 127.0.0.1. The shipped .vsix's bundled kmx
+# ignores these variables; the case points kmx.sidecarPath at the test build.
+mkdir -m 700 "$TMP/ghfixture"
+go build -tags kmxtest -o "$TMP/scratch/kmx-kmxtest" ./sidecar/cmd/kmx
+go build -tags kmxtest -o "$TMP/kmx-ghfixture" ./sidecar/cmd/kmx-ghfixture
+"$TMP/kmx-ghfixture" "$TMP/ghfixture" octo-org/Hello-World > "$TMP/ghfixture/endpoint" 2> "$ARTIFACTS/ghfixture.log" &
+FIXTURE_PID=$!
+for i in $(seq 100); do
+  [ -s "$TMP/ghfixture/endpoint" ] && break
+  kill -0 "$FIXTURE_PID" 2>/dev/null || { cat "$ARTIFACTS/ghfixture.log" >&2; echo "e2e: the GitHub MCP fixture exited" >&2; exit 1; }
+  [ "$i" -lt 100 ] || { echo "e2e: the GitHub MCP fixture did not start" >&2; exit 1; }
+  sleep 0.1
+done
+read -r FIXTURE_URL FIXTURE_CA < "$TMP/ghfixture/endpoint"
+export KMX_TEST_GITHUB_MCP_URL="$FIXTURE_URL" KMX_TEST_GITHUB_MCP_CA="$FIXTURE_CA" KMX_E2E_GH="fixture-credential-value-4242"
+export KMX_E2E_KMXTEST="$TMP/scratch/kmx-kmxtest" KMX_E2E_FIXTURE_COUNTS="$TMP/ghfixture/requests"
 
 export HOME="$TMP/home" XDG_CONFIG_HOME="$TMP/config" XDG_DATA_HOME="$TMP/data" TMPDIR="$TMP/tmp" KMX_HOME="$TMP/kmx-home"
 CS=("$NODE24" "$CODE_SERVER" --user-data-dir "$TMP/user-data" --extensions-dir "$TMP/extensions" --config "$TMP/config/code-server.yaml")

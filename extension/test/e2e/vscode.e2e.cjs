@@ -550,6 +550,105 @@ function setMachineSetting(key, value) {
   fs.writeFileSync(machineSettings, JSON.stringify(settings, null, 2));
 }
 
+function fixtureRequests() {
+  try {
+    return Number(fs.readFileSync(need("KMX_E2E_FIXTURE_COUNTS"), "utf8"));
+  } catch {
+    return 0;
+  }
+}
+
+step("a pending recording is captured live as an undoable edit, then runs offline from it", 180_000, async () => {
+  // The test build of kmx reaches the owned GitHub MCP fixture (never
+  // GitHub); the binding names the fixture's credential variable.
+  const workspace = need("KMX_E2E_WORKSPACE");
+  const to = path.join(workspace, "tools-capture");
+  const file = path.join(to, "capture-prs.agent.md");
+  fs.mkdirSync(to, { recursive: true });
+  fs.copyFileSync(path.join(__dirname, "..", "..", "..", "testdata", "tools", "capture", "merged-prs.agent.md"), file);
+  const bindings = path.join(scratch, "tools.json");
+  fs.writeFileSync(bindings, JSON.stringify({
+    schemaVersion: "kmx.local-tools/v1",
+    bindings: [{ name: "github_list_merged_prs", endpointRef: "github-mcp", repository: "octo-org/Hello-World" }],
+    endpoints: { "github-mcp": { url: "https://api.githubcopilot.com/mcp/readonly", credentialEnv: "KMX_E2E_GH" } },
+  }), { mode: 0o600 });
+  await palette("Notifications: Clear All Notifications");
+  setMachineSetting("kmx.sidecarPath", need("KMX_E2E_KMXTEST"));
+  setMachineSetting("kmx.toolBindings", bindings);
+  await page.waitForTimeout(2_000);
+  // One editor: earlier steps leave split groups whose lenses would match.
+  await palette("File: Save All");
+  await palette("View: Close All Editors");
+  await palette("View: Close All Editor Groups");
+  // A file copied in a moment ago may not be in Quick Open's index yet:
+  // open it from the Explorer.
+  await palette("View: Show Explorer");
+  const folder = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "tools-capture" }).first();
+  await folder.waitFor({ timeout: 30_000 });
+  await folder.click();
+  const fileRow = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "capture-prs.agent.md" }).first();
+  await fileRow.waitFor({ timeout: 30_000 });
+  await fileRow.click();
+  const tab = page.locator(".tabs-container .tab", { hasText: "capture-prs.agent.md" }).first();
+  await page.locator(".tabs-container .tab.active", { hasText: "capture-prs.agent.md" }).first().waitFor({ timeout: 10_000 });
+  const runLens = page.locator(".codelens-decoration a", { hasText: "▶ Run example" }).first();
+  await runLens.waitFor({ timeout: 60_000 });
+  const before = fixtureRequests();
+  await runLens.click();
+  const captured = page.locator(".notifications-toasts .notification-toast", { hasText: "captured the live result into the pending recording" });
+  await captured.first().waitFor({ timeout: 60_000 });
+  for (const deadline = Date.now() + 5_000; fixtureRequests() <= before && Date.now() < deadline; ) {
+    await page.waitForTimeout(200);
+  }
+  assert.ok(fixtureRequests() > before, "the live read reached the fixture");
+  // The capture is an edit of the open document, not a write behind the
+  // editor's back: the tab is dirty and the file on disk still pending.
+  await page.locator(".tabs-container .tab.dirty", { hasText: "capture-prs.agent.md" }).first().waitFor({ timeout: 10_000 });
+  assert.ok(fs.readFileSync(file, "utf8").includes("calls: []"), "the capture is an unsaved edit");
+  await shot("capture-applied");
+
+  // What is on disk after each save says what the editor holds (Monaco's
+  // rendered lines wrap and are not in document order).
+  const compact = () => fs.readFileSync(file, "utf8").replace(/\s+/g, "");
+  const capturedCall = '"pullRequests":[{"number":7,"title":"Addthetoolharness"}]';
+  const save = async () => {
+    await tab.click();
+    await palette("View: Focus Active Editor Group");
+    await palette("File: Save");
+    await page.locator(".tabs-container .tab.dirty", { hasText: "capture-prs.agent.md" }).first().waitFor({ state: "detached", timeout: 10_000 });
+  };
+  await save();
+  assert.ok(compact().includes(capturedCall), `the capture is the fixture's merged pull request: ${compact()}`);
+  assert.ok(!compact().includes("Stillopen"), "only merged pull requests reach the recording");
+
+  // Undo takes the capture back; Redo restores it.
+  await tab.click();
+  await palette("View: Focus Active Editor Group");
+  await page.locator(".editor-group-container.active .monaco-editor.focused").first().waitFor({ timeout: 5_000 });
+  await page.keyboard.press("Control+z");
+  await page.locator(".tabs-container .tab.dirty", { hasText: "capture-prs.agent.md" }).first().waitFor({ timeout: 10_000 });
+  await shot("capture-undone");
+  await save();
+  assert.ok(compact().includes("calls:[]") && !compact().includes("pullRequests"), `Undo restored the pending recording: ${compact()}`);
+  await tab.click();
+  await palette("View: Focus Active Editor Group");
+  await page.locator(".editor-group-container.active .monaco-editor.focused").first().waitFor({ timeout: 5_000 });
+  await page.keyboard.press("Control+Shift+z");
+  await page.locator(".tabs-container .tab.dirty", { hasText: "capture-prs.agent.md" }).first().waitFor({ timeout: 10_000 });
+  await save();
+  assert.ok(compact().includes(capturedCall), `Redo brought the capture back: ${compact()}`);
+
+  // From now on the example runs from its recording: no network call.
+  await palette("Notifications: Clear All Notifications");
+  const counted = fixtureRequests();
+  await page.locator(".codelens-decoration a", { hasText: "▶ Run example" }).first().click();
+  await page.locator(".notifications-toasts .notification-toast", { hasText: 'kmx example "weekly": pass' }).first().waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(500);
+  assert.equal(fixtureRequests(), counted, "the recorded run made no network call");
+  await shot("capture-offline-pass");
+  setMachineSetting("kmx.toolBindings", "");
+});
+
 step("a kmx.sidecarPath that points nowhere is an error naming the setting", 60_000, async () => {
   const missing = path.join(scratch, "no-such-kmx");
   setMachineSetting("kmx.sidecarPath", missing);
