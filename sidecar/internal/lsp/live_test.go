@@ -12,6 +12,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
 // TestCaptureIsAnEditInTheEditor: with kmx lsp --tool-bindings, a pending
@@ -78,5 +79,47 @@ func TestCaptureIsAnEditInTheEditor(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(path); string(now) != body {
 		t.Error("the sidecar wrote the file in the editor")
+	}
+}
+
+// TestBindingFileIsRefusedOnTheEditorRoute: with kmx lsp --tool-bindings, a
+// tool-declaring file on the editor route is refused before any journal,
+// even when VS Code offers a tool under the bound name: one source per
+// tool, and the binding file's read is never mixed with VS Code's tools.
+func TestBindingFileIsRefusedOnTheEditorRoute(t *testing.T) {
+	const repo = "octo-org/Hello-World"
+	home := privateHome(t)
+	body := "---\nmodel: GPT-4.1\ntools: [github_list_merged_prs]\n---\nList what was merged.\n\n## Examples\n\n```yaml\n" +
+		"- id: weekly\n  input: What was merged?\n  assert:\n    - toolCalled: github_list_merged_prs\n```\n"
+	path := writeAgent(t, "merged.agent.md", body)
+	e := &scriptedEditor{models: []route.EditorModelInfo{editorGPT}, tools: []route.EditorToolInfo{{Name: localtools.GitHubTool, Description: "VS Code's own"}}, reply: toolThenText}
+	c := startServer(t, lsp.Options{
+		Version:     "test",
+		ToolBinding: &localtools.Binding{Path: "tools.json", Name: localtools.GitHubTool, Repository: repo, URL: localtools.GitHubMCPURL, CredentialEnv: "KMX_TEST_GH"},
+		Getenv: func(k string) string {
+			switch k {
+			case "KMX_HOME":
+				return home
+			case "KMX_TEST_GH":
+				return "fixture-credential-value-4242"
+			}
+			return ""
+		},
+	})
+	c.mu.Lock()
+	c.answer = e.answer
+	c.mu.Unlock()
+	c.initialize(map[string]any{"protocolVersion": lsp.ProtocolVersion, "settings": map[string]any{"concurrency": 1}, "languageModels": true})
+	rep := testFile(t, c, path, body)
+	if rep.Verdict != "refused" || rep.Refusal == nil || rep.RunID != "" {
+		t.Fatalf("verdict %s refusal %+v run %q", rep.Verdict, rep.Refusal, rep.RunID)
+	}
+	if text := rep.Refusal.Message + " / " + rep.Refusal.Next; !strings.Contains(text, "the tool binding file binds github_list_merged_prs") || !strings.Contains(text, "--model fake") {
+		t.Errorf("refusal %q does not say why and what to change", text)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.sends) != 0 || len(e.invokes) != 0 {
+		t.Fatalf("a refused run sent %d requests and %d tool calls", len(e.sends), len(e.invokes))
 	}
 }
