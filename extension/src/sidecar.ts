@@ -166,7 +166,12 @@ export class Sidecar implements vscode.Disposable {
       // A refused initialize (a protocol-version mismatch) will not get
       // better by restarting: say so once and keep the restart budget.
       initializationFailedHandler: (error) => {
-        const msg = `kmx lsp refused to start: ${error instanceof Error ? error.message : String(error)}. Install matching versions of the extension and kmx (or point kmx.sidecarPath at a matching kmx).`;
+        // The server's refusal says what to change ("next: ..."): a
+        // protocol mismatch, or a kmx.toolBindings file that does not hold.
+        const said = error instanceof Error ? error.message : String(error);
+        const msg = said.includes("next: ") || said.includes("install matching versions")
+          ? `kmx lsp refused to start: ${said}`
+          : `kmx lsp refused to start: ${said}. Install matching versions of the extension and kmx (or point kmx.sidecarPath at a matching kmx).`;
         this.log.appendLine(msg);
         void vscode.window.showErrorMessage(msg, "Show Logs").then((pick) => {
           if (pick === "Show Logs") {

@@ -35,13 +35,16 @@ func runLSP(ctx context.Context, env Env, args []string) error {
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return usagef("use --log-level debug, info, warn or error", "kmx lsp: unknown log level %q", *level)
 	}
-	binding, err := readToolBinding("lsp", rf)
-	if err != nil {
-		return err
-	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
+	// A binding file that does not hold is answered at initialize (the
+	// editor shows it once), not by exiting: the extension would restart
+	// an exiting server until its budget ran out.
+	binding, refusal := readToolBinding("lsp", rf)
+	if refusal != nil {
+		log.Error("refusing to initialize", "problem", refusal.Error())
+	}
 	stream := jsonrpc2.NewStream(stdio{in: env.Stdin, out: env.Stdout})
-	code := lsp.Serve(ctx, stream, lsp.Options{Logger: log, Getenv: env.Getenv, Version: Version, ToolBinding: binding})
+	code := lsp.Serve(ctx, stream, lsp.Options{Logger: log, Getenv: env.Getenv, Version: Version, ToolBinding: binding, StartupRefusal: refusal})
 	if code != lsp.ExitOK {
 		return &FailureError{Msg: "kmx lsp: exit without shutdown"}
 	}

@@ -6,6 +6,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // initializeParams is the part of InitializeParams kmx reads.
@@ -30,6 +32,9 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	var p initializeParams
 	if err := decode("initialize", raw, &p); err != nil {
 		return nil, err
+	}
+	if err := s.opts.StartupRefusal; err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s", problem.Text(err))
 	}
 	var opts InitializationOptions
 	var settingsProblem string

@@ -38,6 +38,11 @@ type Options struct {
 	// ToolBinding is kmx lsp --tool-bindings, read at startup (nil: none):
 	// the extension passes its machine-scoped kmx.toolBindings setting.
 	ToolBinding *localtools.Binding
+	// StartupRefusal is what kmx lsp refused before serving (a
+	// --tool-bindings file that does not hold). The server still serves so
+	// that initialize can answer it: the editor shows it once, with its
+	// next step, instead of restarting a process that exits at once.
+	StartupRefusal error
 }
 
 // Lifecycle states of a session, in the only order they can move.
