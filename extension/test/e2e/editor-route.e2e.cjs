@@ -86,6 +86,18 @@ module.exports = function register(h) {
     return h.page().locator(".notifications-toasts .notification-toast", { hasText: text });
   }
 
+  // Runs the example under the lens on a model VS Code offers and returns
+  // the toast that says how it ended.
+  async function runExampleOn(label, ended) {
+    await palette("Notifications: Clear All Notifications");
+    await selectModel(label);
+    await h.page().locator(".statusbar-item", { hasText: `${label} (kmx-test)` }).first().waitFor({ timeout: 15_000 });
+    await lens("▶ Run example").first().click();
+    const t = toast(ended);
+    await t.first().waitFor({ timeout: 60_000 });
+    return t;
+  }
+
   async function selectModel(label) {
     const page = h.page();
     await palette("kmx: Select Model");
@@ -169,23 +181,13 @@ module.exports = function register(h) {
   });
 
   step("editor route: a tool-call part on the tool-free path is refused, never a pass", 90_000, async () => {
-    await palette("Notifications: Clear All Notifications");
-    await selectModel("KMX Tool Call");
-    await h.page().locator(".statusbar-item", { hasText: "KMX Tool Call (kmx-test)" }).first().waitFor({ timeout: 15_000 });
-    await lens("▶ Run example").first().click();
-    const t = toast('kmx example "weekly": inconclusive (unknown)');
-    await t.first().waitFor({ timeout: 60_000 });
+    const t = await runExampleOn("KMX Tool Call", 'kmx example "weekly": inconclusive (unknown)');
     assert.match(await t.first().innerText(), /carries a tool call/);
     assert.equal(sends("kmx-toolcall"), 1, "one send, no retry");
   });
 
   step("editor route: a provider that throws is inconclusive, and its text stays out", 90_000, async () => {
-    await palette("Notifications: Clear All Notifications");
-    await selectModel("KMX Throws");
-    await h.page().locator(".statusbar-item", { hasText: "KMX Throws (kmx-test)" }).first().waitFor({ timeout: 15_000 });
-    await lens("▶ Run example").first().click();
-    const t = toast("provider failed to answer");
-    await t.first().waitFor({ timeout: 60_000 });
+    const t = await runExampleOn("KMX Throws", "provider failed to answer");
     const text = await t.first().innerText();
     assert.match(text, /provider failed to answer/);
     assert.doesNotMatch(text, /on purpose/);
@@ -193,12 +195,7 @@ module.exports = function register(h) {
   });
 
   step("editor route: an answer from another model identity than the one resolved is refused", 90_000, async () => {
-    await palette("Notifications: Clear All Notifications");
-    await selectModel("KMX Shifty");
-    await h.page().locator(".statusbar-item", { hasText: "KMX Shifty (kmx-test)" }).first().waitFor({ timeout: 15_000 });
-    await lens("▶ Run example").first().click();
-    const t = toast('kmx example "weekly": inconclusive (unknown)');
-    await t.first().waitFor({ timeout: 60_000 });
+    const t = await runExampleOn("KMX Shifty", 'kmx example "weekly": inconclusive (unknown)');
     assert.match(await t.first().innerText(), /did not come from exactly the resolved model/);
     assert.equal(sends("kmx-shifty"), 1, "one send, no retry, no re-selection");
   });
