@@ -241,6 +241,14 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 			res.Message = "cancelled: " + l.abortReason(ctx)
 			return res
 		}
+		if ectx.Err() != nil {
+			// The example's own deadline cut the call (it may surface as
+			// the stream's error rather than a cancelled outcome): say so,
+			// as turnProblem does.
+			l.abort("an earlier example exceeded its deadline", false)
+			res.Message = fmt.Sprintf("the example deadline (%s) expired", deadline)
+			return res
+		}
 		l.abort("an earlier example failed to execute", true)
 		res.Message = "execution failed: " + err.Error()
 		return res
