@@ -241,7 +241,7 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 			res.Message = "cancelled: " + l.abortReason(ctx)
 			return res
 		}
-		if ectx.Err() != nil {
+		if expired(ectx) {
 			// The example's own deadline cut the call (it may surface as
 			// the stream's error rather than a cancelled outcome): say so,
 			// as turnProblem does.
@@ -347,7 +347,7 @@ func (l *loop) turnProblem(ctx, actx, ectx context.Context, out Outcome, deadlin
 		return l.abortReason(ctx)
 	case out.Cancelled && actx.Err() != nil:
 		return "cancelled: " + l.abortReason(ctx)
-	case out.Cancelled && ectx.Err() != nil:
+	case out.Cancelled && expired(ectx):
 		l.abort("an earlier example exceeded its deadline", false)
 		return fmt.Sprintf("the example deadline (%s) expired", deadline)
 	case !out.Completed:
@@ -361,6 +361,18 @@ func (l *loop) turnProblem(ctx, actx, ectx context.Context, out Outcome, deadlin
 		return out.Problem
 	}
 	return ""
+}
+
+// expired reports whether the example's context has ended or its deadline
+// has passed. The deadline shows in ectx.Err() only once its timer's
+// callback has run; under load the copies of the same deadline that
+// Sessions and the harness hold (never earlier) can cut the turn first.
+func expired(ectx context.Context) bool {
+	if ectx.Err() != nil {
+		return true
+	}
+	d, ok := ectx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // decide points at the assertion that decided a fail or unknown verdict.

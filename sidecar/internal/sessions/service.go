@@ -276,8 +276,8 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 	// failed describes a turn the harness did not end itself. When the
 	// caller's context has ended, that is the reason, whatever broke first.
 	failed := func(text string) terminal {
-		if ctx.Err() != nil {
-			return cancelledTerminal(ctx, turn)
+		if err := ended(ctx); err != nil {
+			return cancelledTerminal(err, turn)
 		}
 		return terminal{TurnTerminal: journal.TurnTerminal{Turn: turn, State: journal.StateFailed, Error: text}}
 	}
@@ -368,9 +368,25 @@ func checkTerminal(ev *sessionspb.TerminalEvent, turn int, tr *trace) terminal {
 	return t
 }
 
-func cancelledTerminal(ctx context.Context, turn int) terminal {
+// ended is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has
+// passed even if its timer has not yet cancelled it. The harness holds its
+// own copy of the same deadline (carried by grpc-timeout, never earlier),
+// but the two timers' callbacks run as goroutines, so under load the
+// harness's can run first and cut the stream while ctx still says nothing:
+// that stream error is the deadline, not an unavailable harness.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func cancelledTerminal(err error, turn int) terminal {
 	text := harness.ErrTextCancelled
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) {
 		text = harness.ErrTextDeadline
 	}
 	return terminal{TurnTerminal: journal.TurnTerminal{Turn: turn, State: journal.StateCancelled, Error: text}}

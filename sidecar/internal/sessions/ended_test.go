@@ -1,0 +1,47 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/harness"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+)
+
+// lateTimer is a context whose deadline has passed but whose timer has not
+// yet run: what a handler can see under load when the harness's copy of the
+// same deadline cut the turn stream first.
+type lateTimer struct{ context.Context }
+
+func (lateTimer) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// TestTurnCutAtItsDeadlineIsCancelledNotUnavailable: a harness stream that
+// fails once the turn's deadline has passed is the deadline (a cancelled
+// turn, "turn deadline exceeded"), even before ctx.Err() says so; without
+// a deadline passed, it is still the failure it was.
+func TestTurnCutAtItsDeadlineIsCancelledNotUnavailable(t *testing.T) {
+	late := lateTimer{context.Background()}
+	if late.Err() != nil {
+		t.Fatal("the test context must not have ended yet")
+	}
+	if err := ended(late); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ended(deadline passed, timer not run) = %v, want DeadlineExceeded", err)
+	}
+	if got := cancelledTerminal(ended(late), 3); got.State != journal.StateCancelled || got.Error != harness.ErrTextDeadline || got.Turn != 3 {
+		t.Errorf("terminal %+v, want cancelled %q", got.TurnTerminal, harness.ErrTextDeadline)
+	}
+	live, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if err := ended(live); err != nil {
+		t.Errorf("ended(live) = %v, want nil", err)
+	}
+	cancel()
+	if err := ended(live); !errors.Is(err, context.Canceled) {
+		t.Errorf("ended(cancelled) = %v, want Canceled", err)
+	}
+	if got := cancelledTerminal(ended(live), 1); got.Error != harness.ErrTextCancelled {
+		t.Errorf("cancelled terminal says %q, want %q", got.Error, harness.ErrTextCancelled)
+	}
+}
