@@ -78,3 +78,47 @@ func BenchmarkAppendTurn(b *testing.B) {
 		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(turns), "cpu-µs/turn")
 	}
 }
+
+// BenchmarkTurnCommits measures one op = what the Sessions service does
+// with the journal per example: two AppendAll commits (session.placed,
+// turn.started and model.request before the send; model.completion and
+// turn.terminal after it) and one verified read-back of the session, each
+// under a cancellable context as a gRPC request's is.
+func BenchmarkTurnCommits(b *testing.B) {
+	dir := privateDir(b)
+	j, err := journal.Create(context.Background(), dir, testMeta())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	payloads := turnPayloads(b, "00000000-0000-0000-0000-000000000000")
+	turns := 0
+	cpu0, haveCPU := cpuTime()
+	b.ReportAllocs()
+	for b.Loop() {
+		session := fmt.Sprintf("%08x-0000-4000-8000-000000000000", turns)
+		rec := func(i int) journal.Record {
+			return journal.Record{SessionID: session, Turn: 1, Kind: journal.TurnKinds[i], Version: journal.SchemaVersion, Payload: payloads[i]}
+		}
+		if _, err := j.AppendAll(ctx, []journal.Record{rec(0), rec(1), rec(2)}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := j.AppendAll(ctx, []journal.Record{rec(3), rec(4)}); err != nil {
+			b.Fatal(err)
+		}
+		recs, err := j.Records(ctx, session)
+		if err != nil || len(recs) != 5 {
+			b.Fatalf("read back %d records: %v", len(recs), err)
+		}
+		turns++
+	}
+	b.StopTimer()
+	cpu1, _ := cpuTime()
+	if err := j.Finish(context.Background(), journal.StatusFinished); err != nil {
+		b.Fatal(err)
+	}
+	if haveCPU {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(turns), "cpu-µs/turn")
+	}
+}

@@ -2,7 +2,8 @@ package journal
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 )
 
@@ -31,50 +32,34 @@ const (
 		ORDER BY seq`
 )
 
-// stmtLocked returns the prepared statement for q, preparing it on first
-// use. j.mu must be held.
-func (j *Journal) stmtLocked(ctx context.Context, q string) (*sql.Stmt, error) {
-	if st, ok := j.stmts[q]; ok {
-		return st, nil
-	}
-	st, err := j.db.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-	}
-	if j.stmts == nil {
-		j.stmts = map[string]*sql.Stmt{}
-	}
-	j.stmts[q] = st
-	return st, nil
-}
-
 // extendLocked verifies the records after the verified prefix and checks the
 // end of the chain against the head this Journal knows (the last record it
 // wrote, or the head Finish recorded). j.mu must be held.
 func (j *Journal) extendLocked(ctx context.Context) error {
-	st, err := j.stmtLocked(ctx, selectAfter)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, j.chain.seq)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("read journal %s: %w", j.id, err)
 	}
-	defer rows.Close()
 	c := j.chain
-	for rows.Next() {
-		r, prevHash, hash, err := scanRecord(rows.Scan)
-		if err != nil {
-			return fmt.Errorf("read journal %s: %w", j.id, err)
-		}
-		if err := j.extendOne(&c, r, prevHash, hash); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read journal %s: %w", j.id, err)
+	err := j.raw(func(dc driver.Conn) error {
+		a := j.rs.args[:1]
+		a[0] = driver.NamedValue{Ordinal: 1, Value: c.seq}
+		return j.queryRecords(dc, selectAfter, a, func(r Record, prevHash, hash []byte) error {
+			return j.extendOne(&c, r, prevHash, hash)
+		})
+	})
+	if err != nil {
+		return readError(j.id, err)
 	}
 	return j.acceptLocked(c)
+}
+
+// readError wraps a read's error; a broken chain is returned as it is.
+func readError(id string, err error) error {
+	var te *TamperedError
+	if errors.As(err, &te) {
+		return err
+	}
+	return fmt.Errorf("read journal %s: %w", id, err)
 }
 
 // extendOne verifies r as the record after c's head and appends it to c.
@@ -85,7 +70,7 @@ func (j *Journal) extendOne(c *chainState, r Record, prevHash, hash []byte) erro
 	case string(prevHash) != string(c.head[:]):
 		return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "it does not follow the record before it"}
 	}
-	h := Hash(c.head, r)
+	h := j.hashLocked(c.head, r)
 	if string(hash) != string(h[:]) {
 		return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "its content does not match its hash"}
 	}
@@ -115,20 +100,11 @@ func (j *Journal) checkVerified(r Record, prevHash, hash []byte) error {
 	if r.Seq > 1 {
 		prev = j.chain.hashes[r.Seq-2]
 	}
-	h := Hash(prev, r)
+	h := j.hashLocked(prev, r)
 	if string(prevHash) != string(prev[:]) || string(hash) != string(want[:]) || h != want {
 		return &TamperedError{RunID: j.id, Seq: r.Seq, Reason: "it changed after it was verified"}
 	}
 	return nil
-}
-
-func scanRecord(scan func(dest ...any) error) (r Record, prevHash, hash []byte, err error) {
-	var kind string
-	if err = scan(&r.Seq, &r.SessionID, &r.Turn, &kind, &r.Version, &r.Payload, &prevHash, &hash); err != nil {
-		return Record{}, nil, nil, err
-	}
-	r.Kind = Kind(kind)
-	return r, prevHash, hash, nil
 }
 
 // sessionRecordsLocked returns one session's records (every record for "")
@@ -139,40 +115,36 @@ func scanRecord(scan func(dest ...any) error) (r Record, prevHash, hash []byte, 
 // record another connection commits in between would be read but not
 // verified, and an honest journal still being written would look altered.
 func (j *Journal) sessionRecordsLocked(ctx context.Context, sessionID string) ([]Record, error) {
-	q, args := selectSessionAndAfter, []any{j.chain.seq, sessionID}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	}
+	q, args := selectSessionAndAfter, j.rs.args[:2]
+	args[0] = driver.NamedValue{Ordinal: 1, Value: j.chain.seq}
+	args[1] = driver.NamedValue{Ordinal: 2, Value: sessionID}
 	if sessionID == "" {
 		q, args = selectAll, nil
 	}
-	st, err := j.stmtLocked(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-	}
-	defer rows.Close()
 	c := j.chain
 	var out []Record
-	for rows.Next() {
-		r, prevHash, hash, err := scanRecord(rows.Scan)
-		if err != nil {
-			return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-		}
-		if r.Seq <= j.chain.seq {
-			err = j.checkVerified(r, prevHash, hash)
-		} else {
-			err = j.extendOne(&c, r, prevHash, hash)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if sessionID == "" || r.SessionID == sessionID {
-			out = append(out, r)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
+	err := j.raw(func(dc driver.Conn) error {
+		return j.queryRecords(dc, q, args, func(r Record, prevHash, hash []byte) error {
+			var err error
+			if r.Seq <= j.chain.seq {
+				err = j.checkVerified(r, prevHash, hash)
+			} else {
+				err = j.extendOne(&c, r, prevHash, hash)
+			}
+			if err != nil {
+				return err
+			}
+			if sessionID == "" || r.SessionID == sessionID {
+				out = append(out, r)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, readError(j.id, err)
 	}
 	if sessionID == "" && int64(len(out)) != c.seq {
 		return nil, &TamperedError{RunID: j.id, Seq: int64(len(out)), Reason: "records disappeared after they were verified"}

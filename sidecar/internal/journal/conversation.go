@@ -89,9 +89,7 @@ func OpenConversation(ctx context.Context, dir, key string, meta RunMeta) (_ *Jo
 	ok := false
 	defer func() {
 		if !ok {
-			if j.db != nil {
-				_ = j.db.Close()
-			}
+			_ = j.closeDB()
 			_ = releaseLock(lock)
 		}
 	}()
@@ -122,7 +120,7 @@ func OpenConversation(ctx context.Context, dir, key string, meta RunMeta) (_ *Jo
 			return nil, false, fmt.Errorf("open conversation: %w", err)
 		}
 	}
-	if j.db, err = openDB(j.dbPath, false); err != nil {
+	if err := j.openConn(ctx, false); err != nil {
 		return nil, false, fmt.Errorf("open conversation: %w", err)
 	}
 	for _, c := range []string{"-wal", "-shm"} {
@@ -138,11 +136,6 @@ func OpenConversation(ctx context.Context, dir, key string, meta RunMeta) (_ *Jo
 	}
 	j.lastSeq, j.lastHash, j.haveHead = j.chain.seq, j.chain.head, true
 	j.status = ""
-	j.insert, err = j.db.PrepareContext(ctx, `INSERT INTO records
-		(seq, session_id, turn, kind, version, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return nil, false, fmt.Errorf("open conversation: prepare append: %w", err)
-	}
 	ok = true
 	return j, created, nil
 }

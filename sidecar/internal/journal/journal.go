@@ -21,7 +21,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -145,27 +145,7 @@ func (e *TamperedError) Is(target error) bool { return target == ErrTampered }
 // for the first record). Every field is length-prefixed or fixed-width, so
 // no two different records hash the same input.
 func Hash(prev [32]byte, r Record) [32]byte {
-	h := sha256.New()
-	var b [8]byte
-	putInt := func(v int64) {
-		binary.BigEndian.PutUint64(b[:], uint64(v))
-		h.Write(b[:])
-	}
-	putBytes := func(p []byte) {
-		putInt(int64(len(p)))
-		h.Write(p)
-	}
-	h.Write([]byte("kmx.journal.v1\x00"))
-	h.Write(prev[:])
-	putInt(r.Seq)
-	putBytes([]byte(r.SessionID))
-	putInt(int64(r.Turn))
-	putBytes([]byte(r.Kind))
-	putInt(int64(r.Version))
-	putBytes(r.Payload)
-	var out [32]byte
-	h.Sum(out[:0])
-	return out
+	return sha256.Sum256(appendHashInput(nil, prev, r))
 }
 
 // Journal is one run's journal, either being written (Create) or retained
@@ -180,11 +160,14 @@ type Journal struct {
 	qmu   sync.Mutex
 	queue []*appendReq
 
-	mu     sync.Mutex
-	db     *sql.DB
-	insert *sql.Stmt
-	stmts  map[string]*sql.Stmt // prepared reads, see stmtLocked
-	lock   *os.File             // held while the run executes; nil for Open
+	mu sync.Mutex
+	db *sql.DB
+	// conn is db's one connection, held for the Journal's lifetime: the
+	// hot statements run on it at the driver level (raw.go), the rest
+	// through its database/sql methods.
+	conn   *sql.Conn
+	rs     rawState
+	lock   *os.File // held while the run executes; nil for Open
 	closed bool
 	// The chain head: the last record written (Create) or the head recorded
 	// by Finish (Open of a finished run; haveHead false otherwise).
@@ -269,7 +252,7 @@ func Create(ctx context.Context, dir string, meta RunMeta) (*Journal, error) {
 		return nil, fmt.Errorf("create journal %s: %w", id, err)
 	}
 	j.createdDB = true
-	if j.db, err = openDB(j.dbPath, false); err != nil {
+	if err := j.openConn(ctx, false); err != nil {
 		return nil, fmt.Errorf("create journal %s: %w", id, err)
 	}
 	// SQLite gives -wal and -shm the database's mode; check rather than trust.
@@ -277,11 +260,6 @@ func Create(ctx context.Context, dir string, meta RunMeta) (*Journal, error) {
 		if err := state.CheckPrivateFile(j.dbPath + c); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("create journal %s: %w", id, err)
 		}
-	}
-	j.insert, err = j.db.PrepareContext(ctx, `INSERT INTO records
-		(seq, session_id, turn, kind, version, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return nil, fmt.Errorf("create journal %s: prepare append: %w", id, err)
 	}
 	j.haveHead = true
 	ok = true
@@ -416,18 +394,47 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 	return db, nil
 }
 
+// openConn opens the Journal's database (see openDB) and takes its one
+// connection for the Journal's lifetime.
+func (j *Journal) openConn(ctx context.Context, readOnly bool) error {
+	db, err := openDB(j.dbPath, readOnly)
+	if err != nil {
+		return err
+	}
+	return j.attach(ctx, db)
+}
+
+// attach makes db the Journal's database and takes its one connection for
+// the Journal's lifetime; on an error db is closed.
+func (j *Journal) attach(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		_ = db.Close()
+		return fmt.Errorf("open database: %w", err)
+	}
+	j.db, j.conn = db, conn
+	return nil
+}
+
+// closeDB closes the prepared statements, the connection and the database,
+// in that order (a statement left open would keep SQLite's file open).
+func (j *Journal) closeDB() error {
+	if j.db == nil {
+		return nil
+	}
+	var errs []error
+	if j.conn != nil {
+		errs = append(errs, j.closeRaw(), j.conn.Close())
+	}
+	errs = append(errs, j.db.Close())
+	j.db, j.conn = nil, nil
+	return errors.Join(errs...)
+}
+
 // abandon undoes a Create that failed: nothing was recorded, so nothing is
 // kept.
 func (j *Journal) abandon() {
-	for _, st := range j.stmts {
-		_ = st.Close()
-	}
-	if j.insert != nil {
-		_ = j.insert.Close()
-	}
-	if j.db != nil {
-		_ = j.db.Close()
-	}
+	_ = j.closeDB()
 	// Only files this Create made: the database exists under its own name
 	// only after the rename (createSchema cleans up after itself before).
 	if j.createdDB {
@@ -577,38 +584,21 @@ func (j *Journal) commitLocked(batch []*appendReq) {
 	}
 	// Number and hash every record of the group in order.
 	seq, head := j.lastSeq, j.lastHash
-	type row struct {
-		r          Record
-		prev, hash [32]byte
-	}
-	var rows []row
+	var rows []pendingRow
 	for _, req := range live {
 		req.seqs = make([]int64, len(req.recs))
 		for i, r := range req.recs {
 			seq++
 			r.Seq = seq
-			h := Hash(head, r)
-			rows = append(rows, row{r: r, prev: head, hash: h})
+			h := j.hashLocked(head, r)
+			rows = append(rows, pendingRow{r: r, prev: head, hash: h})
 			req.seqs[i] = seq
 			head = h
 		}
 	}
-	var err error
-	if len(rows) == 1 {
-		x := rows[0]
-		_, err = j.insert.ExecContext(live[0].ctx, x.r.Seq, x.r.SessionID, x.r.Turn, string(x.r.Kind), x.r.Version, x.r.Payload, x.prev[:], x.hash[:])
-	} else {
-		// A group is never cut short by one caller's cancellation: its
-		// other records belong to callers still waiting for them.
-		err = j.insertAll(context.WithoutCancel(live[0].ctx), func(exec func(args ...any) error) error {
-			for _, x := range rows {
-				if err := exec(x.r.Seq, x.r.SessionID, x.r.Turn, string(x.r.Kind), x.r.Version, x.r.Payload, x.prev[:], x.hash[:]); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
+	// A group is never cut short by one caller's cancellation: its other
+	// records belong to callers still waiting for them (see raw.go).
+	err := j.raw(func(c driver.Conn) error { return j.insertRows(c, rows) })
 	if err != nil && !j.committed(seq, head) {
 		for _, req := range live {
 			req.seqs = nil
@@ -619,26 +609,12 @@ func (j *Journal) commitLocked(batch []*appendReq) {
 	j.lastSeq, j.lastHash = seq, head
 }
 
-// insertAll runs the inserts fill makes in one transaction.
-func (j *Journal) insertAll(ctx context.Context, fill func(exec func(args ...any) error) error) error {
-	tx, err := j.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	st := tx.StmtContext(ctx, j.insert)
-	if err := fill(func(args ...any) error { _, err := st.ExecContext(ctx, args...); return err }); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
 // committed reports whether the record (seq, h) is in the database after an
 // Append error: a cancellation can race with a commit that already happened,
 // and the chain head must follow what is on disk.
 func (j *Journal) committed(seq int64, h [32]byte) bool {
 	var got []byte
-	err := j.db.QueryRowContext(context.Background(), `SELECT hash FROM records WHERE seq = ?`, seq).Scan(&got)
+	err := j.conn.QueryRowContext(context.Background(), `SELECT hash FROM records WHERE seq = ?`, seq).Scan(&got)
 	return err == nil && string(got) == string(h[:])
 }
 
@@ -668,7 +644,7 @@ func (j *Journal) Sessions(ctx context.Context) ([]string, error) {
 	if err := j.extendLocked(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := j.db.QueryContext(ctx, `SELECT session_id FROM records WHERE session_id != ? GROUP BY session_id ORDER BY MIN(seq)`, RunSession)
+	rows, err := j.conn.QueryContext(ctx, `SELECT session_id FROM records WHERE session_id != ? GROUP BY session_id ORDER BY MIN(seq)`, RunSession)
 	if err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
 	}
@@ -695,7 +671,7 @@ func (j *Journal) Verify(ctx context.Context) error {
 		return fmt.Errorf("verify journal %s: %w", j.id, ErrClosed)
 	}
 	var res string
-	if err := j.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
+	if err := j.conn.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
 		return fmt.Errorf("verify journal %s: %w", j.id, err)
 	}
 	if res != "ok" {
@@ -737,7 +713,7 @@ func (j *Journal) Finish(ctx context.Context, status string) error {
 		// TRUNCATE leaves a zero-length WAL, so the retained journal is one
 		// self-contained file even before the connection closes.
 		var busy, logFrames, done int
-		err = j.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done)
+		err = j.conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done)
 		if err == nil && busy != 0 {
 			err = errors.New("the checkpoint was blocked")
 		}
@@ -750,7 +726,7 @@ func (j *Journal) Finish(ctx context.Context, status string) error {
 }
 
 func (j *Journal) writeHead(ctx context.Context, status string) error {
-	tx, err := j.db.BeginTx(ctx, nil)
+	tx, err := j.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -786,14 +762,7 @@ func (j *Journal) Close() error {
 
 func (j *Journal) closeLocked() error {
 	j.closed = true
-	var errs []error
-	for _, st := range j.stmts {
-		errs = append(errs, st.Close())
-	}
-	if j.insert != nil {
-		errs = append(errs, j.insert.Close())
-	}
-	errs = append(errs, j.db.Close())
+	errs := []error{j.closeDB()}
 	if j.lock != nil {
 		errs = append(errs, releaseLock(j.lock))
 	}

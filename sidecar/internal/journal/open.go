@@ -64,13 +64,11 @@ func openReader(ctx context.Context, dir, id string) (*Journal, error) {
 			return nil, err
 		}
 	}
-	db, err := openDB(j.dbPath, true)
-	if err != nil {
+	if err := j.openConn(ctx, true); err != nil {
 		return nil, err
 	}
-	j.db = db
 	if err := j.readMeta(ctx); err != nil {
-		_ = db.Close()
+		_ = j.closeDB()
 		return nil, err
 	}
 	return j, nil
@@ -84,7 +82,7 @@ func (e *missingError) Error() string { return "there is no such run in " + e.di
 func (e *missingError) Unwrap() error { return fs.ErrNotExist }
 
 func (j *Journal) readMeta(ctx context.Context) error {
-	rows, err := j.db.QueryContext(ctx, `SELECT key, value FROM meta`)
+	rows, err := j.conn.QueryContext(ctx, `SELECT key, value FROM meta`)
 	if err != nil {
 		return fmt.Errorf("read meta: %w", err)
 	}

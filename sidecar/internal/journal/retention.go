@@ -239,9 +239,11 @@ func readMeta(dir string, f *family, running bool) (RunMeta, string, error) {
 	if err != nil {
 		return RunMeta{}, "", fmt.Errorf("read meta of %s: %w", f.id, err)
 	}
-	defer db.Close()
 	db.SetMaxOpenConns(1)
-	j.db = db
+	if err := j.attach(context.Background(), db); err != nil {
+		return RunMeta{}, "", fmt.Errorf("read meta of %s: %w", f.id, err)
+	}
+	defer j.closeDB()
 	if err := j.readMeta(context.Background()); err != nil {
 		return RunMeta{}, "", err
 	}

@@ -36,6 +36,16 @@ func UpdatePayload(t testing.TB, dbPath string, seq int64, payload []byte) {
 	mustOne(t, res, err, "update payload of record", seq)
 }
 
+// SetTurnText stores text in record seq's turn column, a value of a type the
+// journal never writes there (SQLite keeps a non-numeric text as text).
+func SetTurnText(t testing.TB, dbPath string, seq int64, text string) {
+	t.Helper()
+	db := open(t, dbPath)
+	defer db.Close()
+	res, err := db.Exec(`UPDATE records SET turn = ? WHERE seq = ?`, text, seq)
+	mustOne(t, res, err, "set the turn of record", seq)
+}
+
 // DeleteRecord deletes record seq with raw SQL.
 func DeleteRecord(t testing.TB, dbPath string, seq int64) {
 	t.Helper()

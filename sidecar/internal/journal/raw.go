@@ -1,0 +1,267 @@
+package journal
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql/driver"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// The statements every turn runs (the append, the transaction around a
+// group of appends, and the verification reads) are prepared once on the
+// Journal's one connection and driven at the driver level, inside
+// sql.Conn.Raw. database/sql's per-statement machinery (a connection grab,
+// a retry loop, locks, argument conversion, a watcher goroutine per
+// cancellable context in both database/sql and the driver, and a copy of
+// every []byte it scans) cost more CPU per turn than SQLite's own work.
+//
+// Nothing about what is written or read changes: the same SQL, the same
+// connection, the same WAL commit. The statements run under a context that
+// is never cancelled, so a commit that has started is never cut short (as
+// a group commit never was); the caller's context is checked before it
+// starts. A lock wait is bounded by busy_timeout as before.
+
+// Statement texts of the hot path.
+const (
+	insertRecord = `INSERT INTO records
+		(seq, session_id, turn, kind, version, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	// BEGIN IMMEDIATE takes the write lock at once, so no statement of the
+	// group can meet a lock it must upgrade.
+	beginImmediate = `BEGIN IMMEDIATE`
+	commitTx       = `COMMIT`
+	rollbackTx     = `ROLLBACK`
+)
+
+// recordColumns is the number of columns every record read selects.
+const recordColumns = 8
+
+// rawStmt is a prepared driver statement that takes a context.
+type rawStmt interface {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
+}
+
+// rawState is the driver-level state of a Journal: the prepared statements
+// and the buffers reused by every append and read. Guarded by j.mu; the
+// statements are used only inside j.raw.
+type rawState struct {
+	stmts map[string]rawStmt
+	args  [recordColumns]driver.NamedValue
+	dest  [recordColumns]driver.Value
+	// hashBuf is the hash input of one record, reused.
+	hashBuf []byte
+}
+
+// raw runs f on the Journal's connection at the driver level. j.mu must be
+// held, and f must not use j.conn's own methods (they wait for the
+// connection f holds).
+func (j *Journal) raw(f func(c driver.Conn) error) error {
+	if j.conn == nil {
+		return errors.New("the journal has no connection")
+	}
+	return j.conn.Raw(func(dc any) error {
+		c, ok := dc.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("the SQLite driver connection is a %T", dc)
+		}
+		return f(c)
+	})
+}
+
+// prepared returns the statement q on c, preparing it on first use. Only
+// inside j.raw.
+func (j *Journal) prepared(c driver.Conn, q string) (rawStmt, error) {
+	if st, ok := j.rs.stmts[q]; ok {
+		return st, nil
+	}
+	pc, ok := c.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, fmt.Errorf("the SQLite driver connection %T cannot prepare with a context", c)
+	}
+	ds, err := pc.PrepareContext(context.Background(), q)
+	if err != nil {
+		return nil, err
+	}
+	st, ok := ds.(rawStmt)
+	if !ok {
+		_ = ds.Close()
+		return nil, fmt.Errorf("the SQLite driver statement %T does not take a context", ds)
+	}
+	if j.rs.stmts == nil {
+		j.rs.stmts = make(map[string]rawStmt)
+	}
+	j.rs.stmts[q] = st
+	return st, nil
+}
+
+// execRaw runs q on c with args.
+func (j *Journal) execRaw(c driver.Conn, q string, args []driver.NamedValue) error {
+	st, err := j.prepared(c, q)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(context.Background(), args)
+	return err
+}
+
+// insertRows writes rows on c: one autocommit INSERT for a single row, one
+// BEGIN IMMEDIATE … COMMIT transaction for more. On an error nothing of it
+// is committed (unless the COMMIT itself took effect, which the caller
+// checks).
+func (j *Journal) insertRows(c driver.Conn, rows []pendingRow) error {
+	insert := func(x *pendingRow) error {
+		a := &j.rs.args
+		vals := [recordColumns]driver.Value{x.r.Seq, x.r.SessionID, int64(x.r.Turn), string(x.r.Kind), int64(x.r.Version), x.r.Payload, x.prev[:], x.hash[:]}
+		for i, v := range vals {
+			a[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+		}
+		return j.execRaw(c, insertRecord, a[:])
+	}
+	if len(rows) == 1 {
+		return insert(&rows[0])
+	}
+	if err := j.execRaw(c, beginImmediate, nil); err != nil {
+		return err
+	}
+	for i := range rows {
+		if err := insert(&rows[i]); err != nil {
+			_ = j.execRaw(c, rollbackTx, nil)
+			return err
+		}
+	}
+	if err := j.execRaw(c, commitTx, nil); err != nil {
+		// A COMMIT that failed may leave the transaction open; a ROLLBACK
+		// when none is open fails harmlessly.
+		_ = j.execRaw(c, rollbackTx, nil)
+		return err
+	}
+	return nil
+}
+
+// pendingRow is one record of a group commit, numbered and hashed.
+type pendingRow struct {
+	r          Record
+	prev, hash [32]byte
+}
+
+// queryRecords runs the record query q with args on c and calls each for
+// every row, in order. The row's Record fields are fresh; prevHash and hash
+// are valid only during the call.
+func (j *Journal) queryRecords(c driver.Conn, q string, args []driver.NamedValue, each func(r Record, prevHash, hash []byte) error) (err error) {
+	st, err := j.prepared(c, q)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(context.Background(), args)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := rows.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	dest := j.rs.dest[:]
+	for {
+		if err := rows.Next(dest); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		r, prevHash, hash, err := j.recordFrom(dest)
+		if err != nil {
+			return err
+		}
+		if err := each(r, prevHash, hash); err != nil {
+			return err
+		}
+	}
+}
+
+// recordFrom is the record of one row of a record query. A column of a type
+// the writer never stores can only be an edit of the file: it is reported
+// as tampering.
+func (j *Journal) recordFrom(v []driver.Value) (r Record, prevHash, hash []byte, err error) {
+	seq, ok0 := v[0].(int64)
+	turn, ok2 := v[2].(int64)
+	version, ok4 := v[4].(int64)
+	if !ok0 || !ok2 || !ok4 {
+		s, _ := v[0].(int64)
+		return Record{}, nil, nil, &TamperedError{RunID: j.id, Seq: s, Reason: "a number column holds something else"}
+	}
+	r = Record{Seq: seq, SessionID: textOf(v[1]), Turn: int(turn), Kind: Kind(textOf(v[3])), Version: int(version), Payload: bytesOf(v[5])}
+	if r.Payload == nil {
+		r.Payload = []byte{}
+	}
+	return r, bytesOf(v[6]), bytesOf(v[7]), nil
+}
+
+// textOf is a TEXT column's value; a BLOB (a tampered row) hashes the same
+// bytes as its text.
+func textOf(v driver.Value) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	}
+	return ""
+}
+
+// bytesOf is a BLOB column's value: the driver's own copy, not copied again.
+func bytesOf(v driver.Value) []byte {
+	switch x := v.(type) {
+	case []byte:
+		return x
+	case string:
+		return []byte(x)
+	}
+	return nil
+}
+
+// closeRaw closes the prepared driver statements. j.mu must be held.
+func (j *Journal) closeRaw() error {
+	if len(j.rs.stmts) == 0 {
+		return nil
+	}
+	var errs []error
+	err := j.raw(func(driver.Conn) error {
+		for _, st := range j.rs.stmts {
+			errs = append(errs, st.Close())
+		}
+		return nil
+	})
+	j.rs.stmts = nil
+	return errors.Join(append(errs, err)...)
+}
+
+// appendHashInput appends the bytes Hash hashes for r after prev to buf.
+// Every field is length-prefixed or fixed-width.
+func appendHashInput(buf []byte, prev [32]byte, r Record) []byte {
+	buf = append(buf, "kmx.journal.v1\x00"...)
+	buf = append(buf, prev[:]...)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(r.Seq))
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(r.SessionID)))
+	buf = append(buf, r.SessionID...)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(int64(r.Turn)))
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(r.Kind)))
+	buf = append(buf, r.Kind...)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(int64(r.Version)))
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(r.Payload)))
+	return append(buf, r.Payload...)
+}
+
+// hashLocked is Hash with the Journal's reused input buffer. j.mu must be
+// held.
+func (j *Journal) hashLocked(prev [32]byte, r Record) [32]byte {
+	j.rs.hashBuf = appendHashInput(j.rs.hashBuf[:0], prev, r)
+	if cap(j.rs.hashBuf) > 1<<20 {
+		// A rare huge record does not pin its buffer for the whole run.
+		defer func() { j.rs.hashBuf = nil }()
+	}
+	return sha256.Sum256(j.rs.hashBuf)
+}
