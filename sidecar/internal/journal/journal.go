@@ -374,6 +374,13 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 	} else {
 		q.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
 		q.Set("_journal_mode", "WAL")
+		// A 256 KiB page cache instead of SQLite's 2 MB default: a run
+		// appends at the end of the table and its index and reads back
+		// the session it just wrote, so its hot pages are few; the
+		// default cache filled up over a 2,000-example run and was most
+		// of kmx test's memory beyond the Go heap (docs/benchmarks.md,
+		// "Runner").
+		q.Add("_pragma", "cache_size(-256)")
 		q.Set("_synchronous", "NORMAL")
 	}
 	p := filepath.ToSlash(path)
