@@ -212,6 +212,51 @@ func (p *parser) itemsByEntry(fr fragment, items []*yaml.Node, entries []entry) 
 	return true
 }
 
+// chunkBytes is about how much of the Examples block the pure Parse
+// decodes at a time.
+const chunkBytes = 32 << 10
+
+// examplesByChunk checks the Examples block, already cut into entries, a
+// run of consecutive entries (about chunkBytes of text) at a time, and
+// reports whether it did. yaml.v3 builds a node tree many times the size of
+// the text: decoding a large block in one piece holds the whole tree at
+// once (about 8 MB for 2,000 short examples, which set kmx test's peak
+// memory), where a chunk's tree is garbage as soon as its items are
+// checked. The work is the same as one whole-block decode, plus one
+// decoder per chunk.
+//
+// Each chunk is decoded as a list at its own offset, as examplesPerEntry
+// decodes one item, and itemsByEntry checks that its items fall in its
+// entries and checks them. A chunk that does not decode on its own (an
+// alias to an anchor in an earlier chunk, a syntax error) or whose items do
+// not match its entries takes back everything the chunks before it added
+// and returns false; the caller then decodes the whole block, which also
+// words a syntax error as it always has.
+func (p *parser) examplesByChunk(entries []entry) bool {
+	d0, x0, i0 := len(p.diags), len(p.agent.Examples), len(p.exampleIDs)
+	size := chunkBytes
+	if p.chunkBytes > 0 {
+		size = p.chunkBytes
+	}
+	for i := 0; i < len(entries); {
+		k := i + 1
+		for k < len(entries) && entries[k].end-entries[i].start <= size {
+			k++
+		}
+		fr := fragment{start: entries[i].start, end: entries[k-1].end, baseLine: p.src.lineOf(entries[i].start)}
+		root, err := decodeEntry(p.src.text[fr.start:fr.end])
+		if err != nil || root == nil || root.Kind != yaml.SequenceNode || root.Style&yaml.FlowStyle != 0 || len(root.Content) == 0 ||
+			!p.itemsByEntry(fr, root.Content, entries[i:k]) {
+			p.diags, p.agent.Examples, p.exampleIDs = p.diags[:d0], p.agent.Examples[:x0], p.exampleIDs[:i0]
+			p.chunks = 0
+			return false
+		}
+		p.chunks++
+		i = k
+	}
+	return true
+}
+
 // remember memoises what the checks of entry e added (diagnostics from d0,
 // examples from x0), unless they depend on more than its text.
 func (p *parser) remember(e entry, d0, x0 int) {

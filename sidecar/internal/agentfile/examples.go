@@ -24,6 +24,10 @@ func (p *parser) examplesComplete(opener line, start, end int, required bool) {
 	var entries []entry
 	if p.memo != nil || p.perEntry {
 		entries, _ = p.splitEntries(start, end)
+	} else if !p.wholeBlock {
+		if chunked, ok := p.splitEntries(start, end); ok && p.examplesByChunk(chunked) {
+			return
+		}
 	}
 	if entries != nil {
 		p.memo.begin(p.toolContext())

@@ -2,6 +2,7 @@ package agentfile
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -100,16 +101,26 @@ func TestParserForgetsItemsTheTextNoLongerHolds(t *testing.T) {
 	}
 }
 
-// FuzzParserMatchesParse holds the two other ways of reading the Examples
-// block to the pure Parse: every item decoded on its own, and a Parser
-// that has seen another version of the text first (b, then a).
+// FuzzParserMatchesParse holds every way of reading the Examples block to
+// the whole-block decode: the pure Parse (by chunks of entries), chunks of
+// one entry and of a few, every item decoded on its own, and a Parser that
+// has seen another version of the text first (b, then a).
 func FuzzParserMatchesParse(f *testing.F) {
 	base := memoHead + memoExamples(4) + "```\n"
 	f.Add([]byte(base), []byte(strings.Replace(base, "say", "tell", 1)))
 	f.Add([]byte(string(benchFile(3))), []byte(string(benchFile(4))))
 	f.Add([]byte("## Examples\n```yaml\n- id: a\n  input: b\n-\n# c\n  - x\n- id: c\n  input: \"d\n- e\"\n```\n"), []byte("## Examples\n```yaml\n- id: a\n  input: b\n```\n"))
+	f.Add([]byte("## Examples\n```yaml\n- id: a\n  input: &in b\n- id: c\n  input: *in\n  assert: [{contains: x}]\n- id: d\n  input: e\n```\n"), []byte(base))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		want := Parse("f.agent.md", a)
+		whole := newParser("f.agent.md", a)
+		whole.wholeBlock = true
+		want := whole.parse()
+		sameResult(t, "by chunks", Parse("f.agent.md", a), want)
+		for _, size := range []int{1, 200} {
+			p := newParser("f.agent.md", a)
+			p.chunkBytes = size
+			sameResult(t, fmt.Sprintf("by chunks of %d bytes", size), p.parse(), want)
+		}
 		p := newParser("f.agent.md", a)
 		p.perEntry = true
 		sameResult(t, "item by item", p.parse(), want)
@@ -117,4 +128,37 @@ func FuzzParserMatchesParse(f *testing.F) {
 		ps.Parse("f.agent.md", b)
 		sameResult(t, "warm Parser", ps.Parse("f.agent.md", a), want)
 	})
+}
+
+// TestParseDecodesALargeBlockByChunks pins what keeps kmx test's parse of a
+// large file small: the pure Parse decodes a plain block a chunk at a time
+// (so only one chunk's YAML tree is alive), and falls back to one
+// whole-block decode, with the same result, when a chunk does not decode
+// on its own.
+func TestParseDecodesALargeBlockByChunks(t *testing.T) {
+	src := benchFile(2000)
+	p := newParser("bench.agent.md", src)
+	r := p.parse()
+	if r.State != Valid || len(r.Agent.Examples) != 2000 {
+		t.Fatalf("generated file is %v with %d examples", r.State, len(r.Agent.Examples))
+	}
+	if want := len(src) / chunkBytes; p.chunks < want {
+		t.Errorf("decoded %d KiB of examples in %d chunks, want at least %d of at most %d KiB", len(src)>>10, p.chunks, want, chunkBytes>>10)
+	}
+	whole := newParser("bench.agent.md", src)
+	whole.wholeBlock = true
+	sameResult(t, "by chunks", r, whole.parse())
+
+	// An alias to an anchor in an earlier chunk: each chunk is its own
+	// YAML document, so the pure Parse decodes the whole block instead.
+	alias := []byte("## Examples\n```yaml\n- id: a\n  input: &in b\n- id: c\n  input: *in\n```\n")
+	p = newParser("f.agent.md", alias)
+	p.chunkBytes = 1
+	r = p.parse()
+	if p.chunks != 0 {
+		t.Errorf("a block whose alias spans chunks was decoded in %d chunks, want the whole-block decode", p.chunks)
+	}
+	if r.State != Valid || len(r.Agent.Examples) != 2 || r.Agent.Examples[1].Input != "b" {
+		t.Errorf("the alias's example reads %+v (%v), want input b", r.Agent.Examples, r.State)
+	}
 }

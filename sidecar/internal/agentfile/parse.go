@@ -68,6 +68,15 @@ type parser struct {
 	// perEntry makes every list item of the Examples block decode on its
 	// own, memo or not; tests compare that with the whole-block decode.
 	perEntry bool
+	// wholeBlock makes the pure Parse decode the Examples block in one
+	// piece, as it did before it decoded by chunks; chunkBytes, when
+	// positive, replaces the default chunk size. Tests set them to hold
+	// the ways of decoding together.
+	wholeBlock bool
+	chunkBytes int
+	// chunks counts the chunks the pure Parse decoded the Examples block
+	// in (0: it decoded the block in one piece).
+	chunks int
 	// memo, when set, holds the checked examples of the previous parses
 	// by their exact text (see Parser); nil for the pure Parse.
 	memo *memo
