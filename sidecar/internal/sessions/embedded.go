@@ -23,6 +23,31 @@ import (
 // 1 MiB of its live heap.
 const bufSize = 32 << 10
 
+// Transport settings of the two in-memory connections (see serverOptions).
+const (
+	// windowSize is each stream's and each connection's flow-control
+	// window. Setting it makes the window static, which switches off the
+	// BDP estimator: without it every burst of data frames on an idle
+	// connection costs a ping and its ack (two more frames, two more
+	// hand-offs between the reader and writer goroutines), to size a window
+	// that an in-memory pipe does not need. 1 MiB holds any turn's message.
+	windowSize = 1 << 20
+	// streamWorkers serve each server's streams on long-lived goroutines
+	// whose stacks are already grown, instead of one new goroutine per
+	// stream that grows its stack again; a stream that finds them all busy
+	// gets its own goroutine as before.
+	streamWorkers = 8
+)
+
+// serverOptions are the options of both embedded servers. extra follows them.
+func serverOptions(extra ...grpc.ServerOption) []grpc.ServerOption {
+	return append([]grpc.ServerOption{
+		grpc.StaticStreamWindowSize(windowSize),
+		grpc.StaticConnWindowSize(windowSize),
+		grpc.NumStreamWorkers(streamWorkers),
+	}, extra...)
+}
+
 // Options configures an embedded Sessions service.
 type Options struct {
 	// Journal is the run's journal; every session and turn is written there.
@@ -64,7 +89,7 @@ func Start(ctx context.Context, opts Options) (*Embedded, error) {
 	// WaitForHandlers: Close returns only after every harness turn has
 	// returned, that is after each model call in flight has been torn down,
 	// so a cancelled caller that closes the service has joined its provider.
-	e.harnessSrv = grpc.NewServer(grpc.WaitForHandlers(true))
+	e.harnessSrv = grpc.NewServer(serverOptions(grpc.WaitForHandlers(true))...)
 	sessionspb.RegisterHarnessServer(e.harnessSrv, harness.NewWithLiveTools(opts.Resolve, opts.LiveTools))
 	e.serve(e.harnessSrv, harnessLis)
 	hc, err := dialBuf(harnessLis)
@@ -77,7 +102,7 @@ func Start(ctx context.Context, opts Options) (*Embedded, error) {
 	sessionsLis := bufconn.Listen(bufSize)
 	// WaitForHandlers: Close returns only after every RunTurn has written
 	// its terminal record, so the caller may Finish the journal right after.
-	e.sessionsSrv = grpc.NewServer(grpc.WaitForHandlers(true))
+	e.sessionsSrv = grpc.NewServer(serverOptions(grpc.WaitForHandlers(true))...)
 	sessionspb.RegisterSessionsServer(e.sessionsSrv, newService(opts.Journal, sessionspb.NewHarnessClient(hc)))
 	e.serve(e.sessionsSrv, sessionsLis)
 	sc, err := dialBuf(sessionsLis)
@@ -129,5 +154,7 @@ func (e *Embedded) serve(srv *grpc.Server, lis *bufconn.Listener) {
 func dialBuf(lis *bufconn.Listener) (*grpc.ClientConn, error) {
 	return grpc.NewClient("passthrough:///bufnet",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStaticStreamWindowSize(windowSize),
+		grpc.WithStaticConnWindowSize(windowSize))
 }
