@@ -59,6 +59,13 @@ type CompatibleModel struct {
 	model      string
 	credential string
 	client     *http.Client
+	// url is the endpoint's chat completions URL, built once.
+	url string
+	// header is every request's header, built once and never written
+	// after NewCompatible: requests share it read-only (http.Client and the
+	// transport copy a header before changing it; RoundTrip must not modify
+	// the request).
+	header http.Header
 }
 
 var (
@@ -111,7 +118,22 @@ func NewCompatible(cfg Config) (Model, error) {
 		model:      cfg.Model,
 		credential: credential,
 		client:     newClient(cfg.HTTPClient),
+		url:        ep.ChatCompletionsURL(),
+		header:     requestHeader(credential),
 	}, nil
+}
+
+// requestHeader is the header of every request on the route.
+func requestHeader(credential string) http.Header {
+	h := http.Header{
+		"Content-Type": {"application/json"},
+		"Accept":       {"application/json"},
+		"User-Agent":   {"kmx-local-preview"},
+	}
+	if credential != "" {
+		h["Authorization"] = []string{"Bearer " + credential}
+	}
+	return h
 }
 
 // headerSafe reports a credential that can be sent verbatim after "Bearer ":
@@ -126,6 +148,12 @@ func headerSafe(s string) bool {
 	return true
 }
 
+// maxIdlePerEndpoint is how many kept-alive connections the default
+// transport holds to the endpoint: the largest --concurrency, so a run at
+// any concurrency reuses its connections instead of closing all but
+// net/http's default two after each wave of requests and dialing anew.
+const maxIdlePerEndpoint = 32
+
 // newClient copies the caller's client (or builds one) with redirects
 // refused. The default transport dials the endpoint directly: no proxy from
 // the environment, so the request reaches that endpoint only.
@@ -139,7 +167,8 @@ func newClient(base *http.Client) *http.Client {
 			DialContext:           (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
 			ForceAttemptHTTP2:     true,
 			TLSHandshakeTimeout:   10 * time.Second,
-			MaxIdleConns:          4,
+			MaxIdleConns:          maxIdlePerEndpoint,
+			MaxIdleConnsPerHost:   maxIdlePerEndpoint,
 			IdleConnTimeout:       90 * time.Second,
 			ExpectContinueTimeout: time.Second,
 		}
@@ -206,17 +235,12 @@ func (c *CompatibleModel) Complete(ctx context.Context, req Request) (Completion
 	if len(body) > MaxBodyBytes {
 		return Completion{}, replyErr(ClassRequestTooLarge, "")
 	}
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint.ChatCompletionsURL(), bytes.NewReader(body))
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		// The URL was validated already; say so without repeating it.
 		return Completion{}, &ReplyError{Class: ClassTransport, Detail: "the request could not be built for the endpoint", err: err}
 	}
-	httpReq.Header.Set("Content-Type", "application/json")
-	httpReq.Header.Set("Accept", "application/json")
-	httpReq.Header.Set("User-Agent", "kmx-local-preview")
-	if c.credential != "" {
-		httpReq.Header.Set("Authorization", "Bearer "+c.credential)
-	}
+	httpReq.Header = c.header
 
 	resp, err := c.client.Do(httpReq)
 	if err != nil {
@@ -230,7 +254,7 @@ func (c *CompatibleModel) Complete(ctx context.Context, req Request) (Completion
 	if resp.StatusCode != http.StatusOK {
 		return Completion{}, &ReplyError{Class: ClassStatus, Status: resp.StatusCode}
 	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
+	raw, err := readCapped(resp.Body, resp.ContentLength)
 	if err != nil {
 		return Completion{}, c.transportErr(ctx, err, "reading the reply")
 	}
@@ -239,7 +263,7 @@ func (c *CompatibleModel) Complete(ctx context.Context, req Request) (Completion
 	}
 	// The raw check runs first, so a copy of the credential anywhere in the
 	// envelope (even in a field kmx discards) refuses the reply.
-	if c.ContainsCredential(string(raw)) {
+	if c.credential != "" && c.ContainsCredential(string(raw)) {
 		return Completion{}, replyErr(ClassCredential, "")
 	}
 	comp, err := DecodeReply(raw, req.Model)
@@ -250,6 +274,31 @@ func (c *CompatibleModel) Complete(ctx context.Context, req Request) (Completion
 		return Completion{}, replyErr(ClassCredential, "")
 	}
 	return comp, nil
+}
+
+// readCapped reads r to its end or to one byte past MaxBodyBytes, whichever
+// comes first (as io.ReadAll of an io.LimitReader would), into one buffer
+// sized from the announced length when there is one.
+func readCapped(r io.Reader, announced int64) ([]byte, error) {
+	size := 512
+	if announced >= 0 && announced <= MaxBodyBytes {
+		size = int(announced) + 1 // room to see the end without growing
+	}
+	buf := make([]byte, 0, size)
+	for len(buf) <= MaxBodyBytes {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), MaxBodyBytes+1)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // transportErr turns a failed exchange into a ReplyError. A context error is

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,8 +143,8 @@ func TestNewCompatibleReadsCredentialOnce(t *testing.T) {
 // base path kept exactly, headers, and the JSON body.
 func TestCompatibleSendsOneStrictRequest(t *testing.T) {
 	type seenReq struct {
-		method, path, auth, ctype string
-		body                      map[string]any
+		method, path, auth, ctype, accept, agent string
+		body                                     map[string]any
 	}
 	var (
 		mu   sync.Mutex
@@ -154,7 +155,8 @@ func TestCompatibleSendsOneStrictRequest(t *testing.T) {
 		raw, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(raw, &body)
 		mu.Lock()
-		reqs = append(reqs, seenReq{r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Content-Type"), body})
+		reqs = append(reqs, seenReq{r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Content-Type"),
+			r.Header.Get("Accept"), r.Header.Get("User-Agent"), body})
 		mu.Unlock()
 		fmt.Fprint(w, okReply(testModel, "Release notes: this week"))
 	}))
@@ -182,8 +184,8 @@ func TestCompatibleSendsOneStrictRequest(t *testing.T) {
 	if r.auth != "" {
 		t.Errorf("keyless route sent an Authorization header")
 	}
-	if r.ctype != "application/json" {
-		t.Errorf("Content-Type = %q", r.ctype)
+	if r.ctype != "application/json" || r.accept != "application/json" || r.agent != "kmx-local-preview" {
+		t.Errorf("Content-Type, Accept, User-Agent = %q, %q, %q", r.ctype, r.accept, r.agent)
 	}
 	if r.body["model"] != testModel || r.body["stream"] != false {
 		t.Errorf("body model/stream = %v/%v, want %s/false", r.body["model"], r.body["stream"], testModel)
@@ -358,21 +360,93 @@ func TestCompatibleReplySizeCap(t *testing.T) {
 		{"4 MiB", pad(4 * MaxBodyBytes), true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				fmt.Fprint(w, tt.body)
-			}))
-			defer srv.Close()
-			m := mustCompatible(t, Config{Endpoint: srv.URL + "/v1", Model: testModel})
-			_, err := m.Complete(context.Background(), ChatRequest(testModel, "sys", "in"))
-			var re *ReplyError
-			if tt.refuse != (errors.As(err, &re) && re.Class == ClassOversized) {
-				t.Fatalf("Complete = %v, want refused-as-oversized %v", err, tt.refuse)
-			}
-			if !tt.refuse && err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-		})
+		// The reply is read into a buffer sized from Content-Length when the
+		// server announces one, and grown otherwise: the cap holds both ways.
+		for _, announced := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/content-length %v", tt.name, announced), func(t *testing.T) {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if announced {
+						w.Header().Set("Content-Length", strconv.Itoa(len(tt.body)))
+					} else {
+						w.(http.Flusher).Flush() // chunked: no length announced
+					}
+					fmt.Fprint(w, tt.body)
+				}))
+				defer srv.Close()
+				m := mustCompatible(t, Config{Endpoint: srv.URL + "/v1", Model: testModel})
+				_, err := m.Complete(context.Background(), ChatRequest(testModel, "sys", "in"))
+				var re *ReplyError
+				if tt.refuse != (errors.As(err, &re) && re.Class == ClassOversized) {
+					t.Fatalf("Complete = %v, want refused-as-oversized %v", err, tt.refuse)
+				}
+				if !tt.refuse && err != nil {
+					t.Fatalf("Complete: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestCompatibleKeepsConnectionsAtConcurrency sends waves of eight
+// simultaneous requests (the server holds each until all eight have
+// arrived, so each wave needs eight connections at once) and counts the
+// connections the server accepts: the route's own transport keeps every
+// one alive for the next wave, instead of keeping net/http's default two
+// per host and dialing the rest again.
+func TestCompatibleKeepsConnectionsAtConcurrency(t *testing.T) {
+	const width, waves = 8, 4
+	var (
+		mu      sync.Mutex
+		arrived int
+		release = make(chan struct{})
+		dials   atomic.Int32
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		arrived++
+		if arrived == width {
+			arrived = 0
+			close(release)
+			release = make(chan struct{})
+		}
+		wait := release
+		if arrived == 0 {
+			wait = nil
+		}
+		mu.Unlock()
+		if wait != nil {
+			<-wait
+		}
+		fmt.Fprint(w, okReply(testModel, "Release notes: wave"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dials.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+
+	m := mustCompatible(t, Config{Endpoint: srv.URL + "/v1", Model: testModel})
+	for wave := range waves {
+		var wg sync.WaitGroup
+		errs := make(chan error, width)
+		for range width {
+			wg.Go(func() {
+				if _, err := m.Complete(context.Background(), ChatRequest(testModel, "sys", "in")); err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("wave %d: %v", wave, err)
+		}
+	}
+	if got := dials.Load(); got != width {
+		t.Errorf("the server accepted %d connections for %d waves of %d requests, want %d (one per concurrent request, each kept alive)", got, waves, width, width)
 	}
 }
 
