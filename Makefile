@@ -20,7 +20,7 @@ TEST_TAGS := kmxtest
 
 export PATH := $(TOOLS):$(PATH)
 
-.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package install-extension node_modules lint tidy-check protocol-check vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply clean
+.PHONY: all build demo test test-fast test-go test-ext-unit test-e2e package install-extension node_modules lint tidy-check protocol-check vet vet-cross fmt-check staticcheck proto protocol tools mcp-tools test-mcp bench bench-compare fuzz fuzz-reply fuzz-reply-ref clean
 
 all: build
 
@@ -139,8 +139,14 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./sidecar/internal/agentfile
 
+## fuzz-reply: the strict reply decoder's own checks; fuzz-reply-ref: the same
+## decoder against the Decoder-based reference it replaced (same results, same
+## error text; see docs/benchmarks.md "Compatible route").
 fuzz-reply:
-	$(GO) test -run '^$$' -fuzz FuzzDecodeReply -fuzztime $(FUZZTIME) ./sidecar/internal/route
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeReply$$' -fuzztime $(FUZZTIME) ./sidecar/internal/route
+
+fuzz-reply-ref:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeReplyMatchesReference$$' -fuzztime $(FUZZTIME) ./sidecar/internal/route
 
 clean:
 	rm -rf $(BIN)
