@@ -155,8 +155,18 @@ func Encode(v any) ([]byte, error) {
 }
 
 // Decode unmarshals a payload strictly: unknown fields are refused, so a
-// newer writer's record is never silently reinterpreted.
+// newer writer's record is never silently reinterpreted. The payloads a
+// turn reads back, in the form Encode writes them, take a path without
+// reflection that decodes them to the same values (see decodeFast).
 func Decode(data []byte, v any) error {
+	if decodeFast(data, v) {
+		return nil
+	}
+	return decodeJSON(data, v)
+}
+
+// decodeJSON is Decode with encoding/json alone.
+func decodeJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
