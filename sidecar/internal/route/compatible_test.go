@@ -612,11 +612,11 @@ func BenchmarkCompatibleRoundTrip(b *testing.B) {
 
 // BenchmarkCompatibleRoundTripWithKey is the round trip on a keyed route
 // (so over TLS, kept alive) with a 2.1 KB answer: besides the exchange and
-// the decode, the credential
-// checks on the request's texts, the raw reply and the decoded answer
-// (secrets.ContainsValue, which builds display views of each text).
+// the decode, the credential checks on the request's texts, the raw reply
+// and the decoded answer (secrets.ContainsValue, which builds display views
+// of each text).
 func BenchmarkCompatibleRoundTripWithKey(b *testing.B) {
-	const key = "sk-kmxbenchAbCdEfGhIjKlMnOpQrStUvWx0123"
+	key := testKey()
 	reply := []byte(okReply(testModel, strings.Repeat("Release notes: a line of text.\n", 64)))
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
