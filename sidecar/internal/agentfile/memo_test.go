@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // sameResult fails unless a and b are deep-equal and render the same
@@ -160,5 +161,26 @@ func TestParseDecodesALargeBlockByChunks(t *testing.T) {
 	}
 	if r.State != Valid || len(r.Agent.Examples) != 2 || r.Agent.Examples[1].Input != "b" {
 		t.Errorf("the alias's example reads %+v (%v), want input b", r.Agent.Examples, r.State)
+	}
+}
+
+// TestInstructionsDoNotKeepTheFileAlive pins that the parsed Agent holds no
+// slice of the file's text: kmx test keeps the Agent for the whole run, and
+// instructions sliced from the text kept a 2,000-example file's 300 KB
+// alive beside its parsed examples.
+func TestInstructionsDoNotKeepTheFileAlive(t *testing.T) {
+	for _, sibling := range []bool{false, true} {
+		p := newParser("bench.agent.md", benchFile(3))
+		p.sibling = sibling
+		r := p.parse()
+		text, ins := p.src.text, r.Agent.Instructions
+		if ins == "" {
+			t.Fatalf("sibling=%v: no instructions parsed", sibling)
+		}
+		start := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+		at := uintptr(unsafe.Pointer(unsafe.StringData(ins)))
+		if at >= start && at < start+uintptr(len(text)) {
+			t.Errorf("sibling=%v: the instructions are a slice of the file's text", sibling)
+		}
 	}
 }

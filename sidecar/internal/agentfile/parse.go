@@ -282,7 +282,7 @@ func (p *parser) body(start int) {
 	}
 	if p.sibling {
 		// Byte for byte what VS Code sends: the whole body.
-		p.agent.Instructions = t[start:]
+		p.agent.Instructions = strings.Clone(t[start:])
 		p.agent.InstructionsRange = p.src.rng(start, len(t))
 		if heading >= 0 {
 			p.errorf(p.src.rng(headingLine.start, headingLine.end), CodeExamplesInBothHomes,
@@ -328,7 +328,9 @@ func (p *parser) instructions(start, end int) {
 		start, off = l.next, l.next
 	}
 	stop := start + len(strings.TrimRight(t[start:end], " \t\r\n"))
-	p.agent.Instructions = t[start:stop]
+	// A copy: a slice of the text would keep the whole file alive for as
+	// long as the Agent is (a kmx test run), examples and all.
+	p.agent.Instructions = strings.Clone(t[start:stop])
 	p.agent.InstructionsRange = p.src.rng(start, stop)
 }
 
