@@ -282,6 +282,10 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 // result with fewer assertions than the example has cannot pass.
 func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResult, ex agentfile.Example, out Outcome) string {
 	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: ex.ID, slots: l.slots}
+	if len(ex.Assertions) > 0 {
+		// Sized once: the results stay in the report until the run ends.
+		res.Assertions = make([]judge.AssertionResult, 0, len(ex.Assertions))
+	}
 	for _, a := range ex.Assertions {
 		var r judge.AssertionResult
 		if a.Type == agentfile.ToolCalled || a.Type == agentfile.ToolNotCalled {

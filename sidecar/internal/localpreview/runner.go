@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -243,6 +244,7 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 	if req.Input == nil || len(req.Examples) > 0 {
 		if sel, err := selectExamples(res.Agent, req.Examples); err == nil {
 			plan.Selected = sel
+			rep.Examples = slices.Grow(rep.Examples, len(sel))
 			for _, ex := range sel {
 				r := ex.Range
 				rep.Examples = append(rep.Examples, ExampleResult{ID: ex.ID, Range: &r})
