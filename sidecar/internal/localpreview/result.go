@@ -51,26 +51,31 @@ func judgeSpecs(rt *routes, ex agentfile.Example) []journal.ResultJudge {
 // writeResult appends the run.result record: the verdicts this run reports,
 // chained with its turns, before the journal is finished.
 func writeResult(ctx context.Context, j *journal.Journal, plan *Plan, rep *Report, res journal.RunResult) error {
-	byID := map[string]agentfile.Example{}
+	// Only the examples with llmJudge assertions have judges to record: a
+	// map of every example (a copy of each) was the largest allocation at
+	// the end of a long run, when the heap holds every result.
+	judges := map[string][]journal.ResultJudge{}
 	for _, ex := range plan.Selected {
-		byID[ex.ID] = ex
+		if js := judgeSpecs(plan.Routes, ex); js != nil {
+			judges[ex.ID] = js
+		}
 	}
 	res.Verdict = fileVerdict(rep.Examples)
 	if res.Trials == 0 {
 		res.Trials = 1
 	}
-	res.Examples = []journal.ResultExample{}
+	res.Examples = make([]journal.ResultExample, 0, len(rep.Examples))
 	for _, ex := range rep.Examples {
 		if ex.AdHoc {
 			continue
 		}
 		if len(ex.TrialResults) > 0 {
 			for k, tr := range ex.TrialResults {
-				res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Trial: k + 1, Verdict: tr.Verdict, Message: tr.Message, DurationMs: tr.DurationMs, SessionID: tr.sessionID, Judges: judgeSpecs(plan.Routes, byID[ex.ID])})
+				res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Trial: k + 1, Verdict: tr.Verdict, Message: tr.Message, DurationMs: tr.DurationMs, SessionID: tr.sessionID, Judges: judges[ex.ID]})
 			}
 			continue
 		}
-		res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Verdict: ex.Verdict, Message: ex.Message, DurationMs: ex.DurationMs, SessionID: ex.sessionID, Judges: judgeSpecs(plan.Routes, byID[ex.ID])})
+		res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Verdict: ex.Verdict, Message: ex.Message, DurationMs: ex.DurationMs, SessionID: ex.sessionID, Judges: judges[ex.ID]})
 	}
 	payload, err := journal.Encode(res)
 	if err != nil {
