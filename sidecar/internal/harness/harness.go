@@ -125,7 +125,31 @@ func (s *Server) Turn(in grpc.BidiStreamingServer[sessionspb.HarnessInput, sessi
 	if req.GetReplay() != nil {
 		return s.turn(req, in)
 	}
-	return s.turn(req, committedStream{in})
+	if err := s.turn(req, committedStream{in}); err != nil || !req.GetThenReplay() {
+		return err
+	}
+	return s.replayAfter(in)
+}
+
+// replayAfter runs the replay that may follow a then_replay live turn on the
+// same stream. The replay input carries everything the replay uses (the
+// turn as read back from the journal); nothing of the live turn is kept, and
+// the replay runs exactly as one that opened its own stream: its model is
+// built from the recording alone and never resolved. The caller closing or
+// leaving the stream instead ends the turn.
+func (s *Server) replayAfter(in grpc.BidiStreamingServer[sessionspb.HarnessInput, sessionspb.HarnessEvent]) error {
+	next, err := in.Recv()
+	if err != nil {
+		return nil // no replay wanted (EOF), or the caller has gone
+	}
+	req := next.GetReplay()
+	if req == nil || req.GetReplay() == nil {
+		return status.Error(codes.InvalidArgument, "turn stream: after a live turn's terminal only its replay may follow: send replay with the recorded exchange")
+	}
+	if err := checkRequest(req); err != nil {
+		return err
+	}
+	return s.turn(req, in)
 }
 
 // committedStream is a live turn's event stream. Its Send of a model request

@@ -74,6 +74,12 @@ type Embedded struct {
 // Start serves the chat harness and the Sessions service on two bufconn
 // listeners and connects a Sessions client to them. Close stops both.
 func Start(ctx context.Context, opts Options) (*Embedded, error) {
+	return start(ctx, opts, nil)
+}
+
+// start is Start; wrap, if not nil, wraps the Sessions service's harness
+// client (tests watch the streams Sessions opens through it).
+func start(ctx context.Context, opts Options, wrap func(sessionspb.HarnessClient) sessionspb.HarnessClient) (*Embedded, error) {
 	if opts.Journal == nil {
 		return nil, errors.New("start sessions: no journal: open the run's journal first")
 	}
@@ -103,7 +109,11 @@ func Start(ctx context.Context, opts Options) (*Embedded, error) {
 	// WaitForHandlers: Close returns only after every RunTurn has written
 	// its terminal record, so the caller may Finish the journal right after.
 	e.sessionsSrv = grpc.NewServer(serverOptions(grpc.WaitForHandlers(true))...)
-	sessionspb.RegisterSessionsServer(e.sessionsSrv, newService(opts.Journal, sessionspb.NewHarnessClient(hc)))
+	hcl := sessionspb.NewHarnessClient(hc)
+	if wrap != nil {
+		hcl = wrap(hcl)
+	}
+	sessionspb.RegisterSessionsServer(e.sessionsSrv, newService(opts.Journal, hcl))
 	e.serve(e.sessionsSrv, sessionsLis)
 	sc, err := dialBuf(sessionsLis)
 	if err != nil {

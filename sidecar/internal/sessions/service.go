@@ -167,7 +167,7 @@ func (s *service) RunTurn(ctx context.Context, req *sessionspb.RunTurnRequest) (
 	if err != nil {
 		return nil, err
 	}
-	res, started, err := s.runTurn(ctx, sess, turn, req, []journal.Record{rec}, nil)
+	res, _, started, err := s.runTurn(ctx, sess, turn, req, []journal.Record{rec}, nil, false)
 	return res, err
 }
 
@@ -188,13 +188,16 @@ func (s *service) Execute(req *sessionspb.ExecuteRequest, stream grpc.ServerStre
 	if err != nil {
 		return err
 	}
-	res, _, err := s.runTurn(ctx, sess, turn, run, []journal.Record{placed, started}, func() {
+	// The turn's stream stays open for its replay (then_replay): one
+	// harness stream per example instead of two.
+	res, ts, _, err := s.runTurn(ctx, sess, turn, run, []journal.Record{placed, started}, func() {
 		// The client learns the session once it is journaled; if it has
 		// gone away, the turn's context ends the turn.
 		_ = stream.Send(&sessionspb.ExecuteEvent{Event: &sessionspb.ExecuteEvent_Placed{
 			Placed: &sessionspb.CreateSessionResponse{SessionId: sess.id, Harness: sess.harness},
 		}})
-	})
+	}, true)
+	defer ts.close()
 	if err != nil {
 		return err
 	}
@@ -204,7 +207,7 @@ func (s *service) Execute(req *sessionspb.ExecuteRequest, stream grpc.ServerStre
 	if res.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED {
 		return nil
 	}
-	v, err := s.verifyTurn(ctx, sess.id, turn, nil)
+	v, err := s.verifyTurn(ctx, sess.id, turn, nil, ts)
 	if err != nil {
 		return err
 	}
@@ -228,32 +231,61 @@ func startedRecord(sess *session, turn int, req *sessionspb.RunTurnRequest) (jou
 // record that must be durable, so a chat turn is two commits (see
 // turnWriter). started reports whether the turn reached the journal; when
 // it did not, nothing of it was written and nothing was sent. journaled, if
-// not nil, is called once it did.
+// not nil, is called once it did. With keep, a turn that completed returns
+// its harness stream, still open for the turn's replay (the caller closes
+// it); otherwise ts is nil and the stream is released.
 func (s *service) runTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest,
-	begin []journal.Record, journaled func()) (res *sessionspb.RunTurnResponse, started bool, err error) {
+	begin []journal.Record, journaled func(), keep bool) (res *sessionspb.RunTurnResponse, ts *turnStream, started bool, err error) {
 	w := &turnWriter{journal: s.journal, sessionID: sess.id, ctx: ctx, held: begin, journaled: journaled}
 	// From the first commit on every path ends in exactly one
 	// turn.terminal record. hctx lets a journal failure stop the model call
 	// in flight.
 	hctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	term, tr, runErr := s.streamTurn(hctx, sess, turn, req, w)
+	open := &turnStream{release: cancel}
+	defer func() {
+		if ts == nil {
+			open.close()
+		}
+	}()
+	term, tr, runErr := s.streamTurn(hctx, sess, turn, req, w, open, keep)
 	if runErr != nil {
 		cancel()
 		if !w.started {
-			return nil, false, runErr
+			return nil, nil, false, runErr
 		}
 	}
 	if err := w.finish(term.TurnTerminal); err != nil {
-		return nil, w.started, journalStatus(ctx, err)
+		return nil, nil, w.started, journalStatus(ctx, err)
 	}
 	if runErr != nil {
-		return nil, true, runErr
+		return nil, nil, true, runErr
+	}
+	if keep && term.State == journal.StateCompleted && open.stream != nil {
+		ts = open
 	}
 	return &sessionspb.RunTurnResponse{
 		Turn: int32(turn), State: stateProto(term.State), Answer: term.Answer, Error: term.Error,
 		ReportedModel: term.reportedModel, ToolUses: tr.uses(),
-	}, true, nil
+	}, ts, true, nil
+}
+
+// harnessStream is the client side of a harness Turn stream.
+type harnessStream = grpc.BidiStreamingClient[sessionspb.HarnessInput, sessionspb.HarnessEvent]
+
+// turnStream is a harness Turn stream and the cancel that releases it. A
+// then_replay live turn's stream is kept open after its terminal and
+// carries the turn's replay (replayStream).
+type turnStream struct {
+	stream  harnessStream
+	release context.CancelFunc
+}
+
+// close releases the stream (its context ends, so the harness's handler
+// returns). A nil turnStream does nothing.
+func (t *turnStream) close() {
+	if t != nil {
+		t.release()
+	}
 }
 
 // terminal is the turn.terminal record to write, plus the reply's reported
@@ -270,8 +302,11 @@ type terminal struct {
 // harness is told "committed", and the harness sends the request or makes
 // the call only then. It returns the terminal to journal and the trace; a
 // non-nil error is a journal failure the caller must report (after writing
-// that terminal, if the turn reached the journal).
-func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest, w *turnWriter) (term terminal, tr *trace, err error) {
+// that terminal, if the turn reached the journal). The stream it opens is
+// set in open; with thenReplay the harness keeps it open after the
+// terminal for the turn's replay.
+func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest, w *turnWriter,
+	open *turnStream, thenReplay bool) (term terminal, tr *trace, err error) {
 	tr = newTrace(sess.harness, turn, sess.model.Model)
 	// failed describes a turn the harness did not end itself. When the
 	// caller's context has ended, that is the reason, whatever broke first.
@@ -285,10 +320,12 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		SessionId: sess.id, Harness: sess.harness, Purpose: sess.purpose, Turn: int32(turn),
 		Model:        &sessionspb.ModelIdentity{Route: sess.model.Route, Model: sess.model.Model},
 		Instructions: req.GetInstructions(), Input: req.GetInput(), History: req.GetHistory(), Tools: sess.tools,
+		ThenReplay: thenReplay,
 	})
 	if err != nil {
 		return failed(errTextHarnessUnavailable), tr, nil
 	}
+	open.stream = stream
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -330,7 +367,7 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 }
 
 // openTurn opens a turn stream on the harness and sends it the turn request.
-func (s *service) openTurn(ctx context.Context, req *sessionspb.HarnessTurnRequest) (grpc.BidiStreamingClient[sessionspb.HarnessInput, sessionspb.HarnessEvent], error) {
+func (s *service) openTurn(ctx context.Context, req *sessionspb.HarnessTurnRequest) (harnessStream, error) {
 	stream, err := s.harness.Turn(ctx)
 	if err != nil {
 		return nil, err

@@ -53,12 +53,14 @@ func (s *service) VerifyTurn(ctx context.Context, req *sessionspb.VerifyTurnRequ
 	if req.GetSessionId() == "" || req.GetTurn() < 1 {
 		return nil, status.Error(codes.InvalidArgument, "verify turn: give a session_id and a turn number from 1")
 	}
-	return s.verifyTurn(ctx, req.GetSessionId(), int(req.GetTurn()), req.GetHistory())
+	return s.verifyTurn(ctx, req.GetSessionId(), int(req.GetTurn()), req.GetHistory(), nil)
 }
 
 // verifyTurn reads the session's records back from the journal (one
-// prepared query, never memory), checks the turn's records and replays it.
-func (s *service) verifyTurn(ctx context.Context, sessionID string, turn int, history []*sessionspb.ChatMessage) (*sessionspb.VerifyTurnResponse, error) {
+// prepared query, never memory), checks the turn's records and replays it:
+// on ts, the turn's own live stream kept open for it, when not nil (the
+// caller closes it), else on a stream of its own.
+func (s *service) verifyTurn(ctx context.Context, sessionID string, turn int, history []*sessionspb.ChatMessage, ts *turnStream) (*sessionspb.VerifyTurnResponse, error) {
 	recs, err := s.readSession(ctx, sessionID)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -74,13 +76,13 @@ func (s *service) verifyTurn(ctx context.Context, sessionID string, turn int, hi
 		if reason != "" {
 			return refuse(reason, n), nil
 		}
-		return s.replayTools(ctx, tt, n)
+		return s.replayTools(ctx, tt, n, ts)
 	}
 	jt, n, reason := collectTurn(recs, sessionID, turn)
 	if reason != "" {
 		return refuse(reason, n), nil
 	}
-	return s.replay(ctx, jt, n, history)
+	return s.replay(ctx, jt, n, history, ts)
 }
 
 func refuse(reason string, records int) *sessionspb.VerifyTurnResponse {
@@ -201,14 +203,14 @@ func kindIndex(k journal.Kind) int {
 // history is the conversation the turn was sent with (empty for an
 // example): a conversation rebuilds it from the replays of its earlier
 // turns, so a changed earlier turn makes this turn's request differ.
-func (s *service) replay(ctx context.Context, jt journaledTurn, n int, history []*sessionspb.ChatMessage) (*sessionspb.VerifyTurnResponse, error) {
+func (s *service) replay(ctx context.Context, jt journaledTurn, n int, history []*sessionspb.ChatMessage, ts *turnStream) (*sessionspb.VerifyTurnResponse, error) {
 	replayed, resp, err := s.replayStream(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: jt.placed.SessionID, Harness: jt.placed.Harness, Purpose: jt.placed.Purpose,
 		Turn:         int32(jt.started.Turn),
 		Model:        &sessionspb.ModelIdentity{Route: jt.placed.Model.Route, Model: jt.placed.Model.Model},
 		Instructions: jt.started.Instructions, Input: jt.started.Input, History: history,
 		Replay: &sessionspb.RecordedExchange{RequestJson: jt.requestJSON, CompletionJson: jt.completionJSON},
-	}, n)
+	}, n, ts)
 	if err != nil || resp.Reason != "" {
 		return resp, err
 	}
@@ -237,14 +239,32 @@ func (s *service) replay(ctx context.Context, jt journaledTurn, n int, history [
 // Reason is set when the replay itself failed (a live call attempted, or no
 // completed terminal); the caller compares the rest with the journal and
 // sets Verified. The error is the caller's own cancellation.
-func (s *service) replayStream(ctx context.Context, req *sessionspb.HarnessTurnRequest, n int) ([]middleRecord, *sessionspb.VerifyTurnResponse, error) {
-	// The stream is abandoned after its terminal event; cancelling releases it.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := s.openTurn(ctx, req)
-	if err != nil {
-		resp, err := replayBroken(ctx, n)
-		return nil, resp, err
+//
+// The replay runs on ts when it is not nil: the turn's live stream, which
+// the harness keeps open after a then_replay turn's terminal and which now
+// receives req (built from the records read back from the journal) as its
+// replay input. Otherwise it opens a stream of its own. Either way the
+// harness runs the same replay, from req alone.
+func (s *service) replayStream(ctx context.Context, req *sessionspb.HarnessTurnRequest, n int, ts *turnStream) ([]middleRecord, *sessionspb.VerifyTurnResponse, error) {
+	var stream harnessStream
+	if ts != nil {
+		// The caller closes ts once the replay is done.
+		if err := ts.stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Replay{Replay: req}}); err != nil {
+			resp, err := replayBroken(ctx, n)
+			return nil, resp, err
+		}
+		stream = ts.stream
+	} else {
+		// The stream is abandoned after its terminal event; cancelling
+		// releases it.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var err error
+		if stream, err = s.openTurn(ctx, req); err != nil {
+			resp, err := replayBroken(ctx, n)
+			return nil, resp, err
+		}
 	}
 	var replayed []middleRecord
 	for {

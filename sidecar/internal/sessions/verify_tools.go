@@ -169,7 +169,7 @@ func collectToolTurn(recs []journal.Record, sessionID string, turn int) (toolTur
 // the model and every tool source forbidden (counted): the model answers
 // from the journaled completions, each call from its journaled result. The
 // replayed trace must equal the journaled one byte for byte.
-func (s *service) replayTools(ctx context.Context, tt toolTurn, n int) (*sessionspb.VerifyTurnResponse, error) {
+func (s *service) replayTools(ctx context.Context, tt toolTurn, n int, ts *turnStream) (*sessionspb.VerifyTurnResponse, error) {
 	rec := &sessionspb.RecordedExchange{}
 	var reqs, comps [][]byte
 	for _, m := range tt.middle {
@@ -193,7 +193,7 @@ func (s *service) replayTools(ctx context.Context, tt toolTurn, n int) (*session
 		Instructions: tt.started.Instructions, Input: tt.started.Input,
 		Tools:  offeredToProto(tt.placed.Tools),
 		Replay: rec,
-	}, n)
+	}, n, ts)
 	if err != nil || resp.Reason != "" {
 		return resp, err
 	}

@@ -921,6 +921,7 @@ type HarnessInput struct {
 	//
 	//	*HarnessInput_Start
 	//	*HarnessInput_Committed
+	//	*HarnessInput_Replay
 	Input         isHarnessInput_Input `protobuf_oneof:"input"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -981,6 +982,15 @@ func (x *HarnessInput) GetCommitted() *Committed {
 	return nil
 }
 
+func (x *HarnessInput) GetReplay() *HarnessTurnRequest {
+	if x != nil {
+		if x, ok := x.Input.(*HarnessInput_Replay); ok {
+			return x.Replay
+		}
+	}
+	return nil
+}
+
 type isHarnessInput_Input interface {
 	isHarnessInput_Input()
 }
@@ -993,9 +1003,18 @@ type HarnessInput_Committed struct {
 	Committed *Committed `protobuf:"bytes,2,opt,name=committed,proto3,oneof"`
 }
 
+type HarnessInput_Replay struct {
+	// replay follows a then_replay live turn's terminal: a turn request
+	// whose replay field is set (the recording read back from the
+	// journal). Anything else there is refused.
+	Replay *HarnessTurnRequest `protobuf:"bytes,3,opt,name=replay,proto3,oneof"`
+}
+
 func (*HarnessInput_Start) isHarnessInput_Input() {}
 
 func (*HarnessInput_Committed) isHarnessInput_Input() {}
+
+func (*HarnessInput_Replay) isHarnessInput_Input() {}
 
 // Committed says the record of the event the harness streamed last (a model
 // request or a tool call) is committed to the journal.
@@ -1187,7 +1206,12 @@ type HarnessTurnRequest struct {
 	// messages, oldest first), sent between the instructions and the input.
 	History []*ChatMessage `protobuf:"bytes,9,rep,name=history,proto3" json:"history,omitempty"`
 	// tools is the session's frozen tool set (kmx-local-tools-v1 only).
-	Tools         []*ToolSpec `protobuf:"bytes,10,rep,name=tools,proto3" json:"tools,omitempty"`
+	Tools []*ToolSpec `protobuf:"bytes,10,rep,name=tools,proto3" json:"tools,omitempty"`
+	// then_replay, on a live turn, keeps the stream open after the terminal
+	// for the turn's replay (HarnessInput.replay), so Execute verifies on the
+	// stream it ran on instead of opening another. The harness keeps nothing
+	// of the live turn for it: the replay input carries all it uses.
+	ThenReplay    bool `protobuf:"varint,11,opt,name=then_replay,json=thenReplay,proto3" json:"then_replay,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1290,6 +1314,13 @@ func (x *HarnessTurnRequest) GetTools() []*ToolSpec {
 		return x.Tools
 	}
 	return nil
+}
+
+func (x *HarnessTurnRequest) GetThenReplay() bool {
+	if x != nil {
+		return x.ThenReplay
+	}
+	return false
 }
 
 type HarnessEvent struct {
@@ -1739,10 +1770,11 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"live_calls\x18\x03 \x01(\x05R\tliveCalls\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x05R\arecords\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x125\n" +
-	"\ttool_uses\x18\x06 \x03(\v2\x18.kmx.sessions.v1.ToolUseR\btoolUses\"\x90\x01\n" +
+	"\ttool_uses\x18\x06 \x03(\v2\x18.kmx.sessions.v1.ToolUseR\btoolUses\"\xcf\x01\n" +
 	"\fHarnessInput\x12;\n" +
 	"\x05start\x18\x01 \x01(\v2#.kmx.sessions.v1.HarnessTurnRequestH\x00R\x05start\x12:\n" +
-	"\tcommitted\x18\x02 \x01(\v2\x1a.kmx.sessions.v1.CommittedH\x00R\tcommittedB\a\n" +
+	"\tcommitted\x18\x02 \x01(\v2\x1a.kmx.sessions.v1.CommittedH\x00R\tcommitted\x12=\n" +
+	"\x06replay\x18\x03 \x01(\v2#.kmx.sessions.v1.HarnessTurnRequestH\x00R\x06replayB\a\n" +
 	"\x05input\"\v\n" +
 	"\tCommitted\";\n" +
 	"\vChatMessage\x12\x12\n" +
@@ -1753,7 +1785,7 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\x12.\n" +
 	"\x13second_request_json\x18\x03 \x01(\fR\x11secondRequestJson\x124\n" +
 	"\x16second_completion_json\x18\x04 \x01(\fR\x14secondCompletionJson\x12(\n" +
-	"\x10tool_result_json\x18\x05 \x03(\fR\x0etoolResultJson\"\x8f\x03\n" +
+	"\x10tool_result_json\x18\x05 \x03(\fR\x0etoolResultJson\"\xb0\x03\n" +
 	"\x12HarnessTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -1766,7 +1798,9 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x04turn\x18\b \x01(\x05R\x04turn\x126\n" +
 	"\ahistory\x18\t \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\x12/\n" +
 	"\x05tools\x18\n" +
-	" \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\"\xf8\x02\n" +
+	" \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\x12\x1f\n" +
+	"\vthen_replay\x18\v \x01(\bR\n" +
+	"thenReplay\"\xf8\x02\n" +
 	"\fHarnessEvent\x12I\n" +
 	"\rmodel_request\x18\x01 \x01(\v2\".kmx.sessions.v1.ModelRequestEventH\x00R\fmodelRequest\x12R\n" +
 	"\x10model_completion\x18\x02 \x01(\v2%.kmx.sessions.v1.ModelCompletionEventH\x00R\x0fmodelCompletion\x12<\n" +
@@ -1859,31 +1893,32 @@ var file_kmx_sessions_v1_sessions_proto_depIdxs = []int32{
 	7,  // 11: kmx.sessions.v1.VerifyTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
 	17, // 12: kmx.sessions.v1.HarnessInput.start:type_name -> kmx.sessions.v1.HarnessTurnRequest
 	14, // 13: kmx.sessions.v1.HarnessInput.committed:type_name -> kmx.sessions.v1.Committed
-	1,  // 14: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	16, // 15: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
-	15, // 16: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	5,  // 17: kmx.sessions.v1.HarnessTurnRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
-	21, // 18: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
-	22, // 19: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
-	23, // 20: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
-	19, // 21: kmx.sessions.v1.HarnessEvent.tool_call:type_name -> kmx.sessions.v1.ToolCallEvent
-	20, // 22: kmx.sessions.v1.HarnessEvent.tool_result:type_name -> kmx.sessions.v1.ToolResultEvent
-	0,  // 23: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
-	4,  // 24: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
-	9,  // 25: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
-	11, // 26: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
-	2,  // 27: kmx.sessions.v1.Sessions.Execute:input_type -> kmx.sessions.v1.ExecuteRequest
-	13, // 28: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessInput
-	8,  // 29: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
-	10, // 30: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
-	12, // 31: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
-	3,  // 32: kmx.sessions.v1.Sessions.Execute:output_type -> kmx.sessions.v1.ExecuteEvent
-	18, // 33: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
-	29, // [29:34] is the sub-list for method output_type
-	24, // [24:29] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	17, // 14: kmx.sessions.v1.HarnessInput.replay:type_name -> kmx.sessions.v1.HarnessTurnRequest
+	1,  // 15: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
+	16, // 16: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
+	15, // 17: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	5,  // 18: kmx.sessions.v1.HarnessTurnRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
+	21, // 19: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
+	22, // 20: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
+	23, // 21: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
+	19, // 22: kmx.sessions.v1.HarnessEvent.tool_call:type_name -> kmx.sessions.v1.ToolCallEvent
+	20, // 23: kmx.sessions.v1.HarnessEvent.tool_result:type_name -> kmx.sessions.v1.ToolResultEvent
+	0,  // 24: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
+	4,  // 25: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
+	9,  // 26: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
+	11, // 27: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
+	2,  // 28: kmx.sessions.v1.Sessions.Execute:input_type -> kmx.sessions.v1.ExecuteRequest
+	13, // 29: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessInput
+	8,  // 30: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
+	10, // 31: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
+	12, // 32: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
+	3,  // 33: kmx.sessions.v1.Sessions.Execute:output_type -> kmx.sessions.v1.ExecuteEvent
+	18, // 34: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
+	30, // [30:35] is the sub-list for method output_type
+	25, // [25:30] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_kmx_sessions_v1_sessions_proto_init() }
@@ -1899,6 +1934,7 @@ func file_kmx_sessions_v1_sessions_proto_init() {
 	file_kmx_sessions_v1_sessions_proto_msgTypes[12].OneofWrappers = []any{
 		(*HarnessInput_Start)(nil),
 		(*HarnessInput_Committed)(nil),
+		(*HarnessInput_Replay)(nil),
 	}
 	file_kmx_sessions_v1_sessions_proto_msgTypes[17].OneofWrappers = []any{
 		(*HarnessEvent_ModelRequest)(nil),

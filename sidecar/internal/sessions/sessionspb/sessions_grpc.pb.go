@@ -285,7 +285,10 @@ type HarnessClient interface {
 	// turn, after each model_request and tool_call event the harness waits
 	// for the caller's "committed" before it sends that request or makes that
 	// call, so the record of every send is durable before the send happens.
-	// A replay sends nothing out and waits for nothing.
+	// A replay sends nothing out and waits for nothing. A live turn whose
+	// request sets then_replay keeps the stream open after its terminal for
+	// one replay input: the same turn as read back from the journal, run in
+	// replay mode exactly as a replay that opened its own stream would be.
 	Turn(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HarnessInput, HarnessEvent], error)
 }
 
@@ -322,7 +325,10 @@ type HarnessServer interface {
 	// turn, after each model_request and tool_call event the harness waits
 	// for the caller's "committed" before it sends that request or makes that
 	// call, so the record of every send is durable before the send happens.
-	// A replay sends nothing out and waits for nothing.
+	// A replay sends nothing out and waits for nothing. A live turn whose
+	// request sets then_replay keeps the stream open after its terminal for
+	// one replay input: the same turn as read back from the journal, run in
+	// replay mode exactly as a replay that opened its own stream would be.
 	Turn(grpc.BidiStreamingServer[HarnessInput, HarnessEvent]) error
 	mustEmbedUnimplementedHarnessServer()
 }
