@@ -2,6 +2,7 @@ package agentfile
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -233,28 +234,78 @@ const chunkBytes = 32 << 10
 // and returns false; the caller then decodes the whole block, which also
 // words a syntax error as it always has.
 func (p *parser) examplesByChunk(entries []entry) bool {
-	d0, x0, i0 := len(p.diags), len(p.agent.Examples), len(p.exampleIDs)
+	// The slices as they were, to take back what the chunks added: their
+	// headers, not their lengths, so a list that was nil is nil again (an
+	// empty list and none encode differently).
+	diags0, examples0, ids0 := p.diags, p.agent.Examples, p.exampleIDs
 	size := chunkBytes
 	if p.chunkBytes > 0 {
 		size = p.chunkBytes
 	}
+	var spans [][2]int // each chunk's entries, [i, k)
 	for i := 0; i < len(entries); {
 		k := i + 1
 		for k < len(entries) && entries[k].end-entries[i].start <= size {
 			k++
 		}
+		spans = append(spans, [2]int{i, k})
+		i = k
+	}
+	text := func(s [2]int) string { return p.src.text[entries[s[0]].start:entries[s[1]-1].end] }
+	stop := make(chan struct{})
+	defer close(stop)
+	next := decodeAhead(spans, text, stop)
+	for _, s := range spans {
+		i, k := s[0], s[1]
 		fr := fragment{start: entries[i].start, end: entries[k-1].end, baseLine: p.src.lineOf(entries[i].start)}
-		root, err := decodeEntry(p.src.text[fr.start:fr.end])
-		if err != nil || root == nil || root.Kind != yaml.SequenceNode || root.Style&yaml.FlowStyle != 0 || len(root.Content) == 0 ||
+		d := next()
+		root := d.root
+		if d.err != nil || root == nil || root.Kind != yaml.SequenceNode || root.Style&yaml.FlowStyle != 0 || len(root.Content) == 0 ||
 			!p.itemsByEntry(fr, root.Content, entries[i:k]) {
-			p.diags, p.agent.Examples, p.exampleIDs = p.diags[:d0], p.agent.Examples[:x0], p.exampleIDs[:i0]
+			p.diags, p.agent.Examples, p.exampleIDs = diags0, examples0, ids0
 			p.chunks = 0
 			return false
 		}
 		p.chunks++
-		i = k
 	}
 	return true
+}
+
+// decodedChunk is one chunk's decode: decodeEntry's results.
+type decodedChunk struct {
+	root *yaml.Node
+	err  error
+}
+
+// decodeAhead returns the chunks' decodes in order, one per call. With more
+// than one chunk and more than one processor, a goroutine decodes the next
+// chunk while the caller checks the current one (decodeEntry reads only
+// the chunk's text), so a large file's parse takes about the longer of the
+// two halves instead of their sum; the unbuffered hand-off keeps at most
+// two chunk trees alive besides the one being built. The goroutine ends
+// when stop is closed, so a caller that gives up early (a chunk that does
+// not decode alone) leaves nothing running.
+func decodeAhead(spans [][2]int, text func([2]int) string, stop <-chan struct{}) func() decodedChunk {
+	n := 0
+	if len(spans) < 2 || runtime.GOMAXPROCS(0) < 2 {
+		return func() decodedChunk {
+			root, err := decodeEntry(text(spans[n]))
+			n++
+			return decodedChunk{root, err}
+		}
+	}
+	out := make(chan decodedChunk)
+	go func() {
+		for _, s := range spans {
+			root, err := decodeEntry(text(s))
+			select {
+			case out <- decodedChunk{root, err}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return func() decodedChunk { return <-out }
 }
 
 // remember memoises what the checks of entry e added (diagnostics from d0,
