@@ -635,3 +635,63 @@ func BenchmarkCompatibleRoundTripWithKey(b *testing.B) {
 		}
 	}
 }
+
+// TestCompatibleSharesItsHeaderSafely sends 320 requests from 16 goroutines
+// over one HTTP/2 connection (TLS, as a keyed route is) with the route's
+// one read-only header: every request carries exactly the route's header.
+// Under -race it also shows nothing in net/http writes to the shared map.
+func TestCompatibleSharesItsHeaderSafely(t *testing.T) {
+	key := testKey()
+	var (
+		mu     sync.Mutex
+		protos = map[string]int{}
+		bad    int
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		protos[r.Proto]++
+		if r.Header.Get("Authorization") != "Bearer "+key || r.Header.Get("Content-Type") != "application/json" ||
+			r.Header.Get("Accept") != "application/json" || r.Header.Get("User-Agent") != "kmx-local-preview" {
+			bad++
+		}
+		mu.Unlock()
+		fmt.Fprint(w, okReply(testModel, "Release notes: shared"))
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true,
+	}}
+	m := mustCompatible(t, Config{Endpoint: srv.URL + "/v1", Model: testModel, KeyEnv: "K",
+		Getenv: envWith(map[string]string{"K": key}), HTTPClient: client})
+	judge, err := m.WithModel("kmx-judge-model") // shares the header
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for range 20 {
+				if _, err := m.Complete(context.Background(), ChatRequest(testModel, "sys", "in")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			if g == 0 {
+				// The judge's route refuses the reply (it names the agent's
+				// model), but its request went out with the same header.
+				_, _ = judge.Complete(context.Background(), ChatRequest("kmx-judge-model", "sys", "in"))
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if protos["HTTP/2.0"] != 321 || bad != 0 {
+		t.Errorf("server saw %v requests, %d with a header other than the route's; want 321 over HTTP/2.0, none different", protos, bad)
+	}
+}
