@@ -145,8 +145,17 @@ type TurnTerminal struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// Encode marshals a payload for Append.
+// Encode marshals a payload for Append. The records a turn writes take a
+// path without reflection that writes the same bytes (see encodeFast).
 func Encode(v any) ([]byte, error) {
+	if b, ok := encodeFast(v); ok {
+		return b, nil
+	}
+	return encodeJSON(v)
+}
+
+// encodeJSON is Encode with encoding/json alone.
+func encodeJSON(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode journal record: %w", err)
