@@ -71,14 +71,15 @@ func (s *service) verifyTurn(ctx context.Context, sessionID string, turn int, hi
 		}
 		return refuse(ReasonUnreadable, 0), nil
 	}
-	if isToolSession(recs) {
+	tools, placed := isToolSession(recs)
+	if tools {
 		tt, n, reason := collectToolTurn(recs, sessionID, turn)
 		if reason != "" {
 			return refuse(reason, n), nil
 		}
 		return s.replayTools(ctx, tt, n, ts)
 	}
-	jt, n, reason := collectTurn(recs, sessionID, turn)
+	jt, n, reason := collectTurn(recs, sessionID, turn, placed)
 	if reason != "" {
 		return refuse(reason, n), nil
 	}
@@ -93,8 +94,8 @@ func refuse(reason string, records int) *sessionspb.VerifyTurnResponse {
 // records among a session's records (in journal order), decodes each
 // strictly and checks that they belong together. It returns the number of
 // the turn's records found and, when they do not form a complete turn, the
-// reason.
-func collectTurn(recs []journal.Record, sessionID string, turn int) (journaledTurn, int, string) {
+// reason. placed, when not nil, is recs[0] already decoded (isToolSession).
+func collectTurn(recs []journal.Record, sessionID string, turn int, placed *journal.SessionPlaced) (journaledTurn, int, string) {
 	var jt journaledTurn
 	var found [len(journal.TurnKinds)]bool
 	last := -1 // index in TurnKinds of the last record taken, for order
@@ -114,7 +115,11 @@ func collectTurn(recs []journal.Record, sessionID string, turn int) (journaledTu
 			if i != 0 || found[idx] {
 				return jt, n, ReasonOutOfOrder
 			}
-			err = journal.Decode(r.Payload, &jt.placed)
+			if placed != nil {
+				jt.placed = *placed
+			} else {
+				err = journal.Decode(r.Payload, &jt.placed)
+			}
 			recTurn = turn // the placement belongs to every turn
 			if r.Turn != 0 {
 				return jt, n, ReasonTurnMismatch

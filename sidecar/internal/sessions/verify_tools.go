@@ -62,12 +62,19 @@ type middleRecord struct {
 
 // isToolSession reports whether a session's records begin with a placement
 // on the tool harness.
-func isToolSession(recs []journal.Record) bool {
+//
+// placed is that placement decoded (nil when the first record is not a
+// placement of the current version that decodes), so a chat turn's check
+// does not decode it a second time.
+func isToolSession(recs []journal.Record) (tools bool, placed *journal.SessionPlaced) {
 	if len(recs) == 0 || recs[0].Kind != journal.KindSessionPlaced || recs[0].Version != journal.SchemaVersion {
-		return false
+		return false, nil
 	}
 	var p journal.SessionPlaced
-	return journal.Decode(recs[0].Payload, &p) == nil && p.Harness == harness.LocalTools
+	if journal.Decode(recs[0].Payload, &p) != nil {
+		return false, nil
+	}
+	return p.Harness == harness.LocalTools, &p
 }
 
 // collectToolTurn is the tool harness's complete-invocation validator: the
