@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
@@ -64,11 +65,19 @@ func (e *BindingError) NextStep() string { return e.Hint }
 
 const bindingShape = `{"schemaVersion": "kmx.local-tools/v1", "bindings": [{"name": "github_list_merged_prs", "endpointRef": "github-mcp", "repository": "OWNER/REPO"}], "endpoints": {"github-mcp": {"url": "https://api.githubcopilot.com/mcp/readonly", "credentialEnv": "NAME"}}}`
 
+// The patterns are compiled on first use: their counted repetitions expand
+// into programs of about 290 KB, which every kmx process built at start
+// (0.7 ms, and heap it kept for its whole life) though only a bindings file
+// is checked against them.
 var (
-	repoPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
-	envPattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	refPattern  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	repoPattern = lazyRegexp(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+	envPattern  = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	refPattern  = lazyRegexp(`^[A-Za-z0-9._-]{1,64}$`)
 )
+
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
 
 type bindingsFile struct {
 	SchemaVersion *string                   `json:"schemaVersion"`
@@ -223,9 +232,9 @@ func parseBinding(data []byte) (*Binding, string) {
 		return nil, `the binding needs "name", "endpointRef" and "repository"`
 	case *be.Name != GitHubTool:
 		return nil, fmt.Sprintf("binds the tool %q; only %s can be bound", *be.Name, GitHubTool)
-	case !refPattern.MatchString(*be.EndpointRef):
+	case !refPattern().MatchString(*be.EndpointRef):
 		return nil, `the binding's "endpointRef" is not a plain endpoint name`
-	case !repoPattern.MatchString(*be.Repository) || strings.HasSuffix(*be.Repository, "/.") || strings.HasSuffix(*be.Repository, "/.."):
+	case !repoPattern().MatchString(*be.Repository) || strings.HasSuffix(*be.Repository, "/.") || strings.HasSuffix(*be.Repository, "/.."):
 		return nil, fmt.Sprintf("the repository %q is not OWNER/REPO", *be.Repository)
 	}
 	ep, ok := f.Endpoints[*be.EndpointRef]
@@ -236,7 +245,7 @@ func parseBinding(data []byte) (*Binding, string) {
 		return nil, `the endpoint needs "url" and "credentialEnv"`
 	case *ep.URL != GitHubMCPURL:
 		return nil, fmt.Sprintf("the endpoint url %q is not the one supported endpoint %s", *ep.URL, GitHubMCPURL)
-	case !envPattern.MatchString(*ep.CredentialEnv):
+	case !envPattern().MatchString(*ep.CredentialEnv):
 		return nil, `"credentialEnv" is not an environment variable name (letters, digits and _, not starting with a digit)`
 	}
 	return &Binding{Name: GitHubTool, Repository: *be.Repository, URL: *ep.URL, CredentialEnv: *ep.CredentialEnv}, ""
