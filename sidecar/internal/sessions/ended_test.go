@@ -8,21 +8,15 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
-
-// lateTimer is a context whose deadline has passed but whose timer has not
-// yet run: what a handler can see under load when the harness's copy of the
-// same deadline cut the turn stream first.
-type lateTimer struct{ context.Context }
-
-func (lateTimer) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
 
 // TestTurnCutAtItsDeadlineIsCancelledNotUnavailable: a harness stream that
 // fails once the turn's deadline has passed is the deadline (a cancelled
 // turn, "turn deadline exceeded"), even before ctx.Err() says so; without
 // a deadline passed, it is still the failure it was.
 func TestTurnCutAtItsDeadlineIsCancelledNotUnavailable(t *testing.T) {
-	late := lateTimer{context.Background()}
+	late := testutil.PastDeadline(context.Background())
 	if late.Err() != nil {
 		t.Fatal("the test context must not have ended yet")
 	}
