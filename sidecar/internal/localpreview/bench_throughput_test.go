@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -63,6 +62,7 @@ func BenchmarkCompatibleVsFloor(b *testing.B) {
 		b.Fatalf("build the floor program: %v\n%s", err, out)
 	}
 	srv := newChatServer(b, false, echo)
+	peak := testutil.NewPeakRSS(b)
 	for _, bc := range []struct{ n, c int }{{200, 1}, {2000, 1}, {2000, 8}} {
 		b.Run(fmt.Sprintf("examples=%d/concurrency=%d", bc.n, bc.c), func(b *testing.B) {
 			dir := b.TempDir()
@@ -78,13 +78,12 @@ func BenchmarkCompatibleVsFloor(b *testing.B) {
 				cmd := exec.Command(kmx, "test", file, "--endpoint", srv.base(), "--concurrency", strconv.Itoa(bc.c))
 				cmd.Env = append(os.Environ(), "KMX_HOME="+home)
 				start := time.Now()
-				if out, err := cmd.CombinedOutput(); err != nil {
+				out, kib, err := peak.Run(cmd)
+				if err != nil {
 					b.Fatalf("kmx test: %v\n%s", err, out)
 				}
 				k := time.Since(start).Seconds()
-				if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-					rss = max(rss, ru.Maxrss) // KiB on Linux
-				}
+				rss = max(rss, kib)
 				db := filepath.Join(dir, fmt.Sprintf("floor-%d.db", i))
 				start = time.Now()
 				if out, err := exec.Command(floor, "-endpoint", srv.base(), "-n", strconv.Itoa(bc.n), "-db", db).CombinedOutput(); err != nil {
