@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden transcripts under testdata/")
@@ -156,4 +158,39 @@ func TestJournalDiffTranscriptsOfTrialsAndRegrade(t *testing.T) {
 	golden(t, "journal-diff-regrade.txt", normalize(d.stdout, names))
 	dj := kmx(t, h, "journal", "diff", trials, regrade, "--json")
 	golden(t, "journal-diff-regrade.json", normalize(dj.stdout, names))
+}
+
+// TestJournalDiffTrialsAgainstASingleRun: a trials run whose every trial
+// gives the single run's answer and verdict compares as the same, not as
+// changed because it ran each example more times; a trials run whose
+// trials differ is changed.
+func TestJournalDiffTrialsAgainstASingleRun(t *testing.T) {
+	h := home(t)
+	src, dir, file := demoCopy(t, "release-notes.agent.md")
+	trials := runIDOf(t, h, "test", file, "--trials", "3", "--json")
+	single := runIDOf(t, h, "test", file, "--json")
+	summary := func(a, b string) localpreview.DiffSummary {
+		t.Helper()
+		r := kmx(t, h, "journal", "diff", a, b, "--json")
+		var d localpreview.RunDiff
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatalf("diff --json: %v\n%s%s", err, r.stdout, r.stderr)
+		}
+		return d.Summary
+	}
+	if s := summary(trials, single); s.Changed != 0 || s.Same == 0 {
+		t.Errorf("three identical trials against a single run: %+v, want all same", s)
+	}
+	if s := summary(single, trials); s.Changed != 0 || s.Same == 0 {
+		t.Errorf("a single run against three identical trials: %+v, want all same", s)
+	}
+	edited := strings.Replace(string(src), "- notContains: TODO", "- notContains: week", 1)
+	if edited == string(src) {
+		t.Fatal("the demo file changed: the assertion edit did not apply")
+	}
+	writeAgentAt(t, dir, "release-notes.agent.md", edited)
+	failing := runIDOf(t, h, "test", file, "--json")
+	if s := summary(trials, failing); s.Changed == 0 {
+		t.Errorf("three trials against a run whose verdict differs: %+v, want a change", s)
+	}
 }

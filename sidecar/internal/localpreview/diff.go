@@ -200,25 +200,42 @@ func firstAnswer(s *DiffSide) *string {
 	return nil
 }
 
-// sameSide: the same number of turns, each with the same model, state and
-// answer, and the same verdict where both recorded one.
+// sameSide: the same turns one for one; or, when one side ran the example
+// more times than the other (a trials run against a single run), every
+// turn of both sides the same as each other. A trials run whose every
+// trial gives the single run's answer and verdict is the same; one whose
+// trials differ among themselves (flaky) is changed.
 func sameSide(a, b *DiffSide) bool {
-	if len(a.Turns) != len(b.Turns) {
+	if len(a.Turns) == len(b.Turns) {
+		for i := range a.Turns {
+			if !sameTurn(a.Turns[i], b.Turns[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if len(a.Turns) == 0 || len(b.Turns) == 0 {
 		return false
 	}
-	for i := range a.Turns {
-		x, y := a.Turns[i], b.Turns[i]
-		if x.Model != y.Model || x.State != y.State || (x.Answer == nil) != (y.Answer == nil) {
-			return false
-		}
-		if x.Answer != nil && *x.Answer != *y.Answer {
-			return false
-		}
-		if x.Verdict != "" && y.Verdict != "" && x.Verdict != y.Verdict {
+	first := a.Turns[0]
+	for _, t := range append(a.Turns[1:len(a.Turns):len(a.Turns)], b.Turns...) {
+		if !sameTurn(first, t) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameTurn: the same model, state and answer, and the same verdict where
+// both recorded one.
+func sameTurn(x, y DiffTurn) bool {
+	if x.Model != y.Model || x.State != y.State || (x.Answer == nil) != (y.Answer == nil) {
+		return false
+	}
+	if x.Answer != nil && *x.Answer != *y.Answer {
+		return false
+	}
+	return x.Verdict == "" || y.Verdict == "" || x.Verdict == y.Verdict
 }
 
 // LineDiff is the shortest line diff of a and b (longest common
