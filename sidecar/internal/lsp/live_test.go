@@ -82,6 +82,76 @@ func TestCaptureIsAnEditInTheEditor(t *testing.T) {
 	}
 }
 
+// TestCaptureIsRefusedWhenTheDocumentChangedDuringTheRun: the document is
+// edited while the run is inside its live read, so the capture computed
+// against the text the run read would land on another text: the sidecar
+// refuses it (no edit, the report says why and what to do, nothing passes)
+// and writes nothing.
+func TestCaptureIsRefusedWhenTheDocumentChangedDuringTheRun(t *testing.T) {
+	const repo = "octo-org/Hello-World"
+	home := privateHome(t)
+	body := "---\nmodel: fake\ntools: [github_list_merged_prs]\n---\nList what was merged.\n\nCall the tool `github_list_merged_prs`\n\n## Examples\n\n```yaml\n" +
+		"- id: weekly\n  input: What was merged?\n  tools:\n    github_list_merged_prs:\n      recorded:\n        calls: []\n  assert:\n    - contains: \"Add the tool harness\"\n```\n"
+	path := writeAgent(t, "merged.agent.md", body)
+	uri := fileURI(path)
+	var c *client
+	edited := false
+	ghreadtest.Use(t, ghreadtest.Options{
+		Items: []ghreadtest.Item{{Number: 7, Title: "Add the tool harness", Repository: repo, Merged: true}},
+		BeforeAnswer: func() {
+			// The user types while the read is in flight; the code lens
+			// request after it returns once the change has been applied.
+			c.notify("textDocument/didChange", map[string]any{
+				"textDocument":   map[string]any{"uri": uri, "version": 4},
+				"contentChanges": []map[string]any{{"text": body + "\n"}},
+			})
+			c.lenses(uri)
+			edited = true
+		},
+	})
+	c = startServer(t, lsp.Options{
+		ToolBinding: &localtools.Binding{Path: "tools.json", Name: localtools.GitHubTool, Repository: repo, URL: localtools.GitHubMCPURL, CredentialEnv: "KMX_TEST_GH"},
+		Getenv: func(k string) string {
+			switch k {
+			case "KMX_HOME":
+				return home
+			case "KMX_TEST_GH":
+				return "fixture-credential-value-4242"
+			}
+			return ""
+		},
+	})
+	c.initialize(nil)
+	c.open(uri, 3, body)
+
+	var res struct {
+		Report      *localpreview.Report `json:"report"`
+		CaptureEdit json.RawMessage      `json:"captureEdit"`
+	}
+	var raw json.RawMessage
+	c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri}, &raw)
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !edited {
+		t.Fatalf("the run never reached its live read: %s", raw)
+	}
+	rc := res.Report
+	if rc == nil || rc.Capture == nil || rc.Capture.Status != localpreview.CaptureRefused || len(rc.Capture.Edits) != 0 ||
+		!strings.Contains(rc.Capture.Message, "changed since the run started") || rc.Capture.Next == "" {
+		t.Fatalf("capture after an edit during the run: %s", raw)
+	}
+	if rc.Verdict == localpreview.VerdictPass {
+		t.Errorf("a run whose capture was refused reports a pass")
+	}
+	if len(res.CaptureEdit) != 0 && string(res.CaptureEdit) != "null" {
+		t.Errorf("a refused capture still sent an edit: %s", res.CaptureEdit)
+	}
+	if now, _ := os.ReadFile(path); string(now) != body {
+		t.Error("the sidecar wrote the file in the editor")
+	}
+}
+
 // TestBindingFileIsRefusedOnTheEditorRoute: with kmx lsp --tool-bindings, a
 // tool-declaring file on the editor route is refused before any journal,
 // even when VS Code offers a tool under the bound name: one source per

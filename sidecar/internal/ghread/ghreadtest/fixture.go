@@ -51,6 +51,9 @@ type Options struct {
 	ChangedSchema bool
 	// Hang makes search_pull_requests answer only once its request ends.
 	Hang bool
+	// BeforeAnswer, if set, runs when a search_pull_requests call arrives,
+	// before it is answered: a test acts while a run is inside its read.
+	BeforeAnswer func()
 }
 
 // Fixture is a running fixture.
@@ -94,6 +97,9 @@ func Start(dir string, o Options) (*Fixture, error) {
 	server.AddTool(&mcp.Tool{Name: "search_pull_requests", Description: "Search pull requests", InputSchema: schema},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			f.calls.Add(1)
+			if o.BeforeAnswer != nil {
+				o.BeforeAnswer()
+			}
 			if o.Hang {
 				<-ctx.Done()
 				return nil, ctx.Err()
