@@ -15,17 +15,16 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
-// TestCaptureIsAnEditInTheEditor: with kmx lsp --tool-bindings, a pending
-// recording answered live comes back as a versioned WorkspaceEdit of its
-// `[]` (for the extension to apply, undoable); the sidecar writes nothing.
-func TestCaptureIsAnEditInTheEditor(t *testing.T) {
-	const repo = "octo-org/Hello-World"
-	ghreadtest.Use(t, ghreadtest.Options{Items: []ghreadtest.Item{{Number: 7, Title: "Add the tool harness", Repository: repo, Merged: true}}})
-	home := privateHome(t)
-	body := "---\nmodel: fake\ntools: [github_list_merged_prs]\n---\nList what was merged.\n\nCall the tool `github_list_merged_prs`\n\n## Examples\n\n```yaml\n" +
-		"- id: weekly\n  input: What was merged?\n  tools:\n    github_list_merged_prs:\n      recorded:\n        calls: []\n  assert:\n    - contains: \"Add the tool harness\"\n```\n"
-	path := writeAgent(t, "merged.agent.md", body)
-	c := startServer(t, lsp.Options{
+// pendingAgent is an agent file whose one example has a pending recording
+// (`calls: []`) of the GitHub tool.
+const pendingAgent = "---\nmodel: fake\ntools: [github_list_merged_prs]\n---\nList what was merged.\n\nCall the tool `github_list_merged_prs`\n\n## Examples\n\n```yaml\n" +
+	"- id: weekly\n  input: What was merged?\n  tools:\n    github_list_merged_prs:\n      recorded:\n        calls: []\n  assert:\n    - contains: \"Add the tool harness\"\n```\n"
+
+// boundOptions are server options as kmx lsp --tool-bindings gives them:
+// the GitHub tool bound to repo, its credential in the environment, the
+// state under home.
+func boundOptions(home, repo string) lsp.Options {
+	return lsp.Options{
 		ToolBinding: &localtools.Binding{Path: "tools.json", Name: localtools.GitHubTool, Repository: repo, URL: localtools.GitHubMCPURL, CredentialEnv: "KMX_TEST_GH"},
 		Getenv: func(k string) string {
 			switch k {
@@ -36,7 +35,19 @@ func TestCaptureIsAnEditInTheEditor(t *testing.T) {
 			}
 			return ""
 		},
-	})
+	}
+}
+
+// TestCaptureIsAnEditInTheEditor: with kmx lsp --tool-bindings, a pending
+// recording answered live comes back as a versioned WorkspaceEdit of its
+// `[]` (for the extension to apply, undoable); the sidecar writes nothing.
+func TestCaptureIsAnEditInTheEditor(t *testing.T) {
+	const repo = "octo-org/Hello-World"
+	ghreadtest.Use(t, ghreadtest.Options{Items: []ghreadtest.Item{{Number: 7, Title: "Add the tool harness", Repository: repo, Merged: true}}})
+	home := privateHome(t)
+	body := pendingAgent
+	path := writeAgent(t, "merged.agent.md", body)
+	c := startServer(t, boundOptions(home, repo))
 	c.initialize(nil)
 	uri := fileURI(path)
 	c.open(uri, 3, body)
@@ -90,8 +101,7 @@ func TestCaptureIsAnEditInTheEditor(t *testing.T) {
 func TestCaptureIsRefusedWhenTheDocumentChangedDuringTheRun(t *testing.T) {
 	const repo = "octo-org/Hello-World"
 	home := privateHome(t)
-	body := "---\nmodel: fake\ntools: [github_list_merged_prs]\n---\nList what was merged.\n\nCall the tool `github_list_merged_prs`\n\n## Examples\n\n```yaml\n" +
-		"- id: weekly\n  input: What was merged?\n  tools:\n    github_list_merged_prs:\n      recorded:\n        calls: []\n  assert:\n    - contains: \"Add the tool harness\"\n```\n"
+	body := pendingAgent
 	path := writeAgent(t, "merged.agent.md", body)
 	uri := fileURI(path)
 	var c *client
@@ -109,18 +119,7 @@ func TestCaptureIsRefusedWhenTheDocumentChangedDuringTheRun(t *testing.T) {
 			edited = true
 		},
 	})
-	c = startServer(t, lsp.Options{
-		ToolBinding: &localtools.Binding{Path: "tools.json", Name: localtools.GitHubTool, Repository: repo, URL: localtools.GitHubMCPURL, CredentialEnv: "KMX_TEST_GH"},
-		Getenv: func(k string) string {
-			switch k {
-			case "KMX_HOME":
-				return home
-			case "KMX_TEST_GH":
-				return "fixture-credential-value-4242"
-			}
-			return ""
-		},
-	})
+	c = startServer(t, boundOptions(home, repo))
 	c.initialize(nil)
 	c.open(uri, 3, body)
 
@@ -163,19 +162,9 @@ func TestBindingFileIsRefusedOnTheEditorRoute(t *testing.T) {
 		"- id: weekly\n  input: What was merged?\n  assert:\n    - toolCalled: github_list_merged_prs\n```\n"
 	path := writeAgent(t, "merged.agent.md", body)
 	e := &scriptedEditor{models: []route.EditorModelInfo{editorGPT}, tools: []route.EditorToolInfo{{Name: localtools.GitHubTool, Description: "VS Code's own"}}, reply: toolThenText}
-	c := startServer(t, lsp.Options{
-		Version:     "test",
-		ToolBinding: &localtools.Binding{Path: "tools.json", Name: localtools.GitHubTool, Repository: repo, URL: localtools.GitHubMCPURL, CredentialEnv: "KMX_TEST_GH"},
-		Getenv: func(k string) string {
-			switch k {
-			case "KMX_HOME":
-				return home
-			case "KMX_TEST_GH":
-				return "fixture-credential-value-4242"
-			}
-			return ""
-		},
-	})
+	o := boundOptions(home, repo)
+	o.Version = "test"
+	c := startServer(t, o)
 	c.mu.Lock()
 	c.answer = e.answer
 	c.mu.Unlock()
