@@ -592,14 +592,23 @@ func TestCompatibleTransportErrorsQuoteNothing(t *testing.T) {
 }
 
 func BenchmarkCompatibleRoundTrip(b *testing.B) {
-	reply := []byte(okReply(testModel, "Release notes: benchmark"))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(answering([]byte(okReply(testModel, "Release notes: benchmark"))))
+	defer srv.Close()
+	roundTrips(b, mustCompatible(b, Config{Endpoint: srv.URL + "/v1", Model: testModel}))
+}
+
+// answering is an endpoint that reads each request and answers reply.
+func answering(reply []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(reply)
-	}))
-	defer srv.Close()
-	m := mustCompatible(b, Config{Endpoint: srv.URL + "/v1", Model: testModel})
+	})
+}
+
+// roundTrips is the timed loop of the round-trip benchmarks: one chat
+// request through m per op.
+func roundTrips(b *testing.B, m *CompatibleModel) {
 	req := ChatRequest(testModel, "You draft release notes.", "Draft notes for this week")
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -617,23 +626,10 @@ func BenchmarkCompatibleRoundTrip(b *testing.B) {
 // of each text).
 func BenchmarkCompatibleRoundTripWithKey(b *testing.B) {
 	key := testKey()
-	reply := []byte(okReply(testModel, strings.Repeat("Release notes: a line of text.\n", 64)))
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(reply)
-	}))
+	srv := httptest.NewTLSServer(answering([]byte(okReply(testModel, strings.Repeat("Release notes: a line of text.\n", 64)))))
 	defer srv.Close()
-	m := mustCompatible(b, Config{Endpoint: srv.URL + "/v1", Model: testModel, KeyEnv: "KMX_BENCH_KEY",
-		Getenv: envWith(map[string]string{"KMX_BENCH_KEY": key}), HTTPClient: trustingClient(b, srv)})
-	req := ChatRequest(testModel, "You draft release notes.", "Draft notes for this week")
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := m.Complete(ctx, req); err != nil {
-			b.Fatal(err)
-		}
-	}
+	roundTrips(b, mustCompatible(b, Config{Endpoint: srv.URL + "/v1", Model: testModel, KeyEnv: "KMX_BENCH_KEY",
+		Getenv: envWith(map[string]string{"KMX_BENCH_KEY": key}), HTTPClient: trustingClient(b, srv)}))
 }
 
 // TestCompatibleSharesItsHeaderSafely sends 320 requests from 16 goroutines
