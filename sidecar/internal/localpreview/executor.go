@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
@@ -63,19 +62,23 @@ type Executor interface {
 // sessionsExecutor is the default Executor: each Turn gets a fresh Session
 // on the embedded Sessions service, then is verified by replay.
 type sessionsExecutor struct {
+	emb    *sessions.Embedded
 	client sessionspb.SessionsClient
 }
 
 var _ Executor = (*sessionsExecutor)(nil)
 
 func newSessionsExecutor(emb *sessions.Embedded) *sessionsExecutor {
-	return &sessionsExecutor{client: emb.Client()}
+	return &sessionsExecutor{emb: emb, client: emb.Client()}
 }
 
-// Execute runs the Turn in one streaming call: the service places a fresh
+// Execute runs the Turn in one Execute request: the service places a fresh
 // Session, runs the turn and verifies it by replay from the journal.
 func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error) {
-	stream, err := e.client.Execute(ctx, &sessionspb.ExecuteRequest{
+	var out Outcome
+	ended := false
+	var broken error // the service broke the contract: never a cancellation
+	err := e.emb.Execute(ctx, &sessionspb.ExecuteRequest{
 		Session: &sessionspb.CreateSessionRequest{
 			Purpose:   t.Purpose,
 			ExampleId: t.ExampleID,
@@ -84,23 +87,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 		},
 		Instructions: t.Instructions,
 		Input:        t.Input,
-	})
-	if err != nil {
-		return cancelledOr(ctx, Outcome{}, fmt.Errorf("execute turn: %w", err))
-	}
-	var out Outcome
-	ended := false
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			// Once the turn has ended the example deadline no longer
-			// matters, but the stream goes with the context: a turn whose
-			// verification was cut short is cancelled, never verified.
-			return cancelledOr(ctx, out, fmt.Errorf("execute turn: %w", err))
-		}
+	}, func(ev *sessionspb.ExecuteEvent) error {
 		switch e := ev.GetEvent().(type) {
 		case *sessionspb.ExecuteEvent_Placed:
 			out.Journaled, out.SessionID = true, e.Placed.GetSessionId()
@@ -122,7 +109,8 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 			v := e.Verified
 			switch {
 			case !out.Completed:
-				return Outcome{}, errors.New("execute turn: a verification arrived for a turn that did not complete")
+				broken = errors.New("execute turn: a verification arrived for a turn that did not complete")
+				return broken
 			case !v.GetVerified():
 				out.Problem = "not replay-verified: " + v.GetReason()
 			case v.GetLiveCalls() != 0:
@@ -136,10 +124,20 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 				}
 			}
 		}
+		return nil
+	})
+	if broken != nil {
+		return Outcome{}, broken
+	}
+	if err != nil {
+		// Once the turn has ended the example deadline no longer matters,
+		// but the stream goes with the context: a turn whose verification
+		// was cut short is cancelled, never verified.
+		return cancelledOr(ctx, out, fmt.Errorf("execute turn: %w", err))
 	}
 	switch {
 	case !ended || !out.Journaled:
-		return Outcome{}, errors.New("execute turn: the service ended the call before the turn ended")
+		return Outcome{}, fmt.Errorf("execute turn: %w", sessions.ErrExecuteEnded)
 	case out.Completed && !out.Verified && out.Problem == "":
 		out.Problem = "not replay-verified: no verification came back"
 	}

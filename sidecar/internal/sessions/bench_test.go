@@ -2,8 +2,6 @@ package sessions
 
 import (
 	"context"
-	"errors"
-	"io"
 	"testing"
 	"time"
 
@@ -17,10 +15,10 @@ import (
 const turnsPerRun = 20
 
 // BenchmarkTurn measures one example's Sessions work on the fake model with
-// a real journal, as the runner does it: one Execute call (placement, the
-// turn on the harness stream with its request committed before the send,
-// the rest of the turn in one commit, then the verified read-back and the
-// replay stream).
+// a real journal, as the runner does it: one Execute request on a reused
+// Execute stream (placement, the turn on the harness stream with its
+// request committed before the send, the rest of the turn in one commit,
+// then the verified read-back and the replay).
 func BenchmarkTurn(b *testing.B) {
 	ctx := context.Background()
 	var (
@@ -61,23 +59,16 @@ func BenchmarkTurn(b *testing.B) {
 			next()
 			resume()
 		}
-		stream, err := e.Client().Execute(ctx, &sessionspb.ExecuteRequest{
+		verified := false
+		err := e.Execute(ctx, &sessionspb.ExecuteRequest{
 			Session:      &sessionspb.CreateSessionRequest{Purpose: harness.PurposeAgent, ExampleId: "weekly", Model: fakeIdentity},
 			Instructions: fakeInstructions, Input: "week 48",
+		}, func(ev *sessionspb.ExecuteEvent) error {
+			verified = verified || ev.GetVerified().GetVerified()
+			return nil
 		})
 		if err != nil {
 			b.Fatal(err)
-		}
-		verified := false
-		for {
-			ev, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			verified = verified || ev.GetVerified().GetVerified()
 		}
 		if !verified {
 			b.Fatal("the turn did not verify")

@@ -67,6 +67,7 @@ type Embedded struct {
 	harnessConn  *grpc.ClientConn
 	sessionsConn *grpc.ClientConn
 	client       sessionspb.SessionsClient
+	execs        execStreams
 	serving      sync.WaitGroup
 	closeOnce    sync.Once
 }
@@ -133,6 +134,7 @@ func (e *Embedded) Client() sessionspb.SessionsClient { return e.client }
 // journaled its cancelled terminal. Calling Close again does nothing.
 func (e *Embedded) Close() {
 	e.closeOnce.Do(func() {
+		e.execs.close()
 		if e.sessionsConn != nil {
 			_ = e.sessionsConn.Close()
 		}

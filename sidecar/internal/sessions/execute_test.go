@@ -2,6 +2,8 @@ package sessions
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync/atomic"
 	"testing"
 
@@ -12,11 +14,18 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
-// execute runs one Execute call and returns its events in order.
+// execute runs one request on its own Execute stream, ends the stream and
+// returns its events in order.
 func execute(t testing.TB, c sessionspb.SessionsClient, req *sessionspb.ExecuteRequest) ([]*sessionspb.ExecuteEvent, error) {
 	t.Helper()
-	stream, err := c.Execute(context.Background(), req)
+	stream, err := c.Execute(context.Background())
 	if err != nil {
+		return nil, err
+	}
+	if err := stream.Send(req); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if err := stream.CloseSend(); err != nil {
 		return nil, err
 	}
 	return testutil.RecvAll(stream.Recv, nil)

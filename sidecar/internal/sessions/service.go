@@ -171,10 +171,33 @@ func (s *service) RunTurn(ctx context.Context, req *sessionspb.RunTurnRequest) (
 	return res, err
 }
 
-// Execute places a session, runs its one turn and verifies it (see the
-// contract). Its session is never registered for more turns.
-func (s *service) Execute(req *sessionspb.ExecuteRequest, stream grpc.ServerStreamingServer[sessionspb.ExecuteEvent]) error {
+// Execute serves sessions of one turn, one request after another on the
+// stream (see the contract), until the client ends the stream or an error
+// does.
+func (s *service) Execute(stream grpc.BidiStreamingServer[sessionspb.ExecuteRequest, sessionspb.ExecuteEvent]) error {
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.executeOne(stream, req); err != nil {
+			return err
+		}
+	}
+}
+
+// executeOne places a session, runs its one turn and verifies it, within
+// the request's deadline. Its session is never registered for more turns.
+func (s *service) executeOne(stream grpc.BidiStreamingServer[sessionspb.ExecuteRequest, sessionspb.ExecuteEvent], req *sessionspb.ExecuteRequest) error {
 	ctx := stream.Context()
+	if d := req.GetDeadlineUnixNano(); d != 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Unix(0, d))
+		defer cancel()
+	}
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}

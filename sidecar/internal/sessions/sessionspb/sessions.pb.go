@@ -130,12 +130,16 @@ func (x *ModelIdentity) GetModel() string {
 }
 
 type ExecuteRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Session       *CreateSessionRequest  `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
-	Instructions  string                 `protobuf:"bytes,2,opt,name=instructions,proto3" json:"instructions,omitempty"`
-	Input         string                 `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Session      *CreateSessionRequest  `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Instructions string                 `protobuf:"bytes,2,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	Input        string                 `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	// deadline_unix_nano, when not 0, is the request's own deadline (the
+	// example's), in nanoseconds since the Unix epoch. The stream outlives
+	// its requests, so its deadline cannot carry theirs.
+	DeadlineUnixNano int64 `protobuf:"varint,4,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
@@ -187,6 +191,13 @@ func (x *ExecuteRequest) GetInput() string {
 		return x.Input
 	}
 	return ""
+}
+
+func (x *ExecuteRequest) GetDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.DeadlineUnixNano
+	}
+	return 0
 }
 
 type ExecuteEvent struct {
@@ -1710,11 +1721,12 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x1ekmx/sessions/v1/sessions.proto\x12\x0fkmx.sessions.v1\";\n" +
 	"\rModelIdentity\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\tR\x05route\x12\x14\n" +
-	"\x05model\x18\x02 \x01(\tR\x05model\"\x8b\x01\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\"\xb9\x01\n" +
 	"\x0eExecuteRequest\x12?\n" +
 	"\asession\x18\x01 \x01(\v2%.kmx.sessions.v1.CreateSessionRequestR\asession\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12\x14\n" +
-	"\x05input\x18\x03 \x01(\tR\x05input\"\xd4\x01\n" +
+	"\x05input\x18\x03 \x01(\tR\x05input\x12,\n" +
+	"\x12deadline_unix_nano\x18\x04 \x01(\x03R\x10deadlineUnixNano\"\xd4\x01\n" +
 	"\fExecuteEvent\x12@\n" +
 	"\x06placed\x18\x01 \x01(\v2&.kmx.sessions.v1.CreateSessionResponseH\x00R\x06placed\x126\n" +
 	"\x04turn\x18\x02 \x01(\v2 .kmx.sessions.v1.RunTurnResponseH\x00R\x04turn\x12A\n" +
@@ -1828,13 +1840,13 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x16TURN_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TURN_STATE_COMPLETED\x10\x01\x12\x15\n" +
 	"\x11TURN_STATE_FAILED\x10\x02\x12\x18\n" +
-	"\x14TURN_STATE_CANCELLED\x10\x032\xdc\x02\n" +
+	"\x14TURN_STATE_CANCELLED\x10\x032\xde\x02\n" +
 	"\bSessions\x12^\n" +
 	"\rCreateSession\x12%.kmx.sessions.v1.CreateSessionRequest\x1a&.kmx.sessions.v1.CreateSessionResponse\x12L\n" +
 	"\aRunTurn\x12\x1f.kmx.sessions.v1.RunTurnRequest\x1a .kmx.sessions.v1.RunTurnResponse\x12U\n" +
 	"\n" +
-	"VerifyTurn\x12\".kmx.sessions.v1.VerifyTurnRequest\x1a#.kmx.sessions.v1.VerifyTurnResponse\x12K\n" +
-	"\aExecute\x12\x1f.kmx.sessions.v1.ExecuteRequest\x1a\x1d.kmx.sessions.v1.ExecuteEvent0\x012S\n" +
+	"VerifyTurn\x12\".kmx.sessions.v1.VerifyTurnRequest\x1a#.kmx.sessions.v1.VerifyTurnResponse\x12M\n" +
+	"\aExecute\x12\x1f.kmx.sessions.v1.ExecuteRequest\x1a\x1d.kmx.sessions.v1.ExecuteEvent(\x010\x012S\n" +
 	"\aHarness\x12H\n" +
 	"\x04Turn\x12\x1d.kmx.sessions.v1.HarnessInput\x1a\x1d.kmx.sessions.v1.HarnessEvent(\x010\x01BGZEgithub.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb;sessionspbb\x06proto3"
 

@@ -43,13 +43,17 @@ type SessionsClient interface {
 	// VerifyTurn replays a journaled turn through its harness with a model
 	// that answers only from the recorded completion.
 	VerifyTurn(ctx context.Context, in *VerifyTurnRequest, opts ...grpc.CallOption) (*VerifyTurnResponse, error)
-	// Execute is CreateSession, RunTurn and VerifyTurn in one call, for a
-	// session of one turn (an example, a judge sample): the same records, the
-	// same checks, verification reading the turn back from the journal. It
+	// Execute is CreateSession, RunTurn and VerifyTurn in one call, for
+	// sessions of one turn (examples, judge samples): the same records, the
+	// same checks, verification reading the turn back from the journal. One
+	// stream carries such requests one after another: for each, the service
 	// streams the placement once it is journaled, then the end of the turn,
-	// then, for a completed turn only, its verification. A session placed by
-	// Execute takes no further turns.
-	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteEvent], error)
+	// then, for a completed turn only, its verification, and the client sends
+	// its next request only after that last event. An error ends the stream.
+	// Cancelling a request is cancelling its stream (the service journals the
+	// turn as cancelled, as for any call); the client then opens another for
+	// its next request. A session placed by Execute takes no further turns.
+	Execute(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecuteRequest, ExecuteEvent], error)
 }
 
 type sessionsClient struct {
@@ -90,24 +94,18 @@ func (c *sessionsClient) VerifyTurn(ctx context.Context, in *VerifyTurnRequest, 
 	return out, nil
 }
 
-func (c *sessionsClient) Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteEvent], error) {
+func (c *sessionsClient) Execute(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecuteRequest, ExecuteEvent], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &Sessions_ServiceDesc.Streams[0], Sessions_Execute_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	x := &grpc.GenericClientStream[ExecuteRequest, ExecuteEvent]{ClientStream: stream}
-	if err := x.ClientStream.SendMsg(in); err != nil {
-		return nil, err
-	}
-	if err := x.ClientStream.CloseSend(); err != nil {
-		return nil, err
-	}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Sessions_ExecuteClient = grpc.ServerStreamingClient[ExecuteEvent]
+type Sessions_ExecuteClient = grpc.BidiStreamingClient[ExecuteRequest, ExecuteEvent]
 
 // SessionsServer is the server API for Sessions service.
 // All implementations must embed UnimplementedSessionsServer
@@ -124,13 +122,17 @@ type SessionsServer interface {
 	// VerifyTurn replays a journaled turn through its harness with a model
 	// that answers only from the recorded completion.
 	VerifyTurn(context.Context, *VerifyTurnRequest) (*VerifyTurnResponse, error)
-	// Execute is CreateSession, RunTurn and VerifyTurn in one call, for a
-	// session of one turn (an example, a judge sample): the same records, the
-	// same checks, verification reading the turn back from the journal. It
+	// Execute is CreateSession, RunTurn and VerifyTurn in one call, for
+	// sessions of one turn (examples, judge samples): the same records, the
+	// same checks, verification reading the turn back from the journal. One
+	// stream carries such requests one after another: for each, the service
 	// streams the placement once it is journaled, then the end of the turn,
-	// then, for a completed turn only, its verification. A session placed by
-	// Execute takes no further turns.
-	Execute(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteEvent]) error
+	// then, for a completed turn only, its verification, and the client sends
+	// its next request only after that last event. An error ends the stream.
+	// Cancelling a request is cancelling its stream (the service journals the
+	// turn as cancelled, as for any call); the client then opens another for
+	// its next request. A session placed by Execute takes no further turns.
+	Execute(grpc.BidiStreamingServer[ExecuteRequest, ExecuteEvent]) error
 	mustEmbedUnimplementedSessionsServer()
 }
 
@@ -150,7 +152,7 @@ func (UnimplementedSessionsServer) RunTurn(context.Context, *RunTurnRequest) (*R
 func (UnimplementedSessionsServer) VerifyTurn(context.Context, *VerifyTurnRequest) (*VerifyTurnResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method VerifyTurn not implemented")
 }
-func (UnimplementedSessionsServer) Execute(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteEvent]) error {
+func (UnimplementedSessionsServer) Execute(grpc.BidiStreamingServer[ExecuteRequest, ExecuteEvent]) error {
 	return status.Errorf(codes.Unimplemented, "method Execute not implemented")
 }
 func (UnimplementedSessionsServer) mustEmbedUnimplementedSessionsServer() {}
@@ -229,15 +231,11 @@ func _Sessions_VerifyTurn_Handler(srv interface{}, ctx context.Context, dec func
 }
 
 func _Sessions_Execute_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(ExecuteRequest)
-	if err := stream.RecvMsg(m); err != nil {
-		return err
-	}
-	return srv.(SessionsServer).Execute(m, &grpc.GenericServerStream[ExecuteRequest, ExecuteEvent]{ServerStream: stream})
+	return srv.(SessionsServer).Execute(&grpc.GenericServerStream[ExecuteRequest, ExecuteEvent]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Sessions_ExecuteServer = grpc.ServerStreamingServer[ExecuteEvent]
+type Sessions_ExecuteServer = grpc.BidiStreamingServer[ExecuteRequest, ExecuteEvent]
 
 // Sessions_ServiceDesc is the grpc.ServiceDesc for Sessions service.
 // It's only intended for direct use with grpc.RegisterService,
@@ -264,6 +262,7 @@ var Sessions_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Execute",
 			Handler:       _Sessions_Execute_Handler,
 			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "kmx/sessions/v1/sessions.proto",
