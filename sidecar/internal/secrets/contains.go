@@ -31,12 +31,43 @@ func ContainsValue(text, secret string) bool {
 		if v != text && strings.Contains(v, secret) {
 			return true
 		}
+		// Text a terminal shows as it is has display views equal to it,
+		// already searched: most model replies and requests, checked
+		// without building either view.
+		if shownAsIs(v) {
+			continue
+		}
 		if strings.Contains(displayView(v, ""), secret) || strings.Contains(displayView(v, " "), secret) {
 			return true
 		}
 	}
 	return false
 }
+
+// shownAsIs reports whether displayView leaves text unchanged whatever the
+// separator: it holds no control or format character (and so no ANSI
+// escape sequence, which starts with one).
+func shownAsIs(text string) bool {
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// printableASCII reports whether c is a byte a terminal shows as itself.
+func printableASCII(c byte) bool { return c >= 0x20 && c < 0x7f }
 
 // JSON's one-letter escapes: the letter after a backslash, and the byte at
 // the same position in jsonEscaped that it stands for.
@@ -111,6 +142,17 @@ func displayView(text, sep string) string {
 	b.Grow(len(text))
 	inRun := false
 	for i := 0; i < len(text); {
+		if printableASCII(text[i]) {
+			// A run of printable ASCII is shown as it is: copied whole,
+			// without decoding or classifying each rune.
+			start := i
+			for i < len(text) && printableASCII(text[i]) {
+				i++
+			}
+			b.WriteString(text[start:i])
+			inRun = false
+			continue
+		}
 		if n := ansiSequence(text[i:]); n > 0 {
 			if !inRun {
 				b.WriteString(sep)
