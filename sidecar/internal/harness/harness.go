@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"google.golang.org/grpc"
@@ -104,20 +105,48 @@ func NewWithLiveTools(resolve Resolver, live LiveTools) *Server {
 	return &Server{resolve: resolve, live: live}
 }
 
-// Turn runs one turn and streams its events. The caller sends the turn
-// request first. Malformed requests are refused with a gRPC status before
-// any model is resolved; everything that happens after that ends in a
-// Terminal event (unless the caller has gone away). In a live turn, a model
-// request or tool call event is acted on only after the caller says its
-// record is committed (committedStream).
+// Turn runs turns one after another on one stream and streams their
+// events. The caller sends each turn's request first. Malformed requests are
+// refused with a gRPC status before any model is resolved; everything that
+// happens after that ends in a Terminal event (unless the caller has gone
+// away). In a live turn, a model request or tool call event is acted on
+// only after the caller says its record is committed (committedStream).
+//
+// Once a unit of work has ended with its terminal (a turn, or a then_replay
+// turn and its replay) the handler waits for the next turn request on the
+// same stream: opening a stream costs several times what a turn's messages
+// do. Every unit is built from its own request alone; nothing of an earlier
+// turn is kept. The caller closing its side, or leaving, ends the stream;
+// an error or a refusal ends it with its status, so a stream is never
+// reused after anything but a unit that ended cleanly.
 func (s *Server) Turn(in grpc.BidiStreamingServer[sessionspb.HarnessInput, sessionspb.HarnessEvent]) error {
-	first, err := in.Recv()
-	if err != nil {
-		return status.Error(codes.Canceled, "turn stream ended before its turn request")
+	for first := true; ; first = false {
+		next, err := in.Recv()
+		if err != nil {
+			if first {
+				return status.Error(codes.Canceled, "turn stream ended before its turn request")
+			}
+			return nil // the caller is done with the stream (EOF), or has gone
+		}
+		if err := s.unit(next, in); err != nil {
+			if errors.Is(err, errStreamLeft) {
+				return nil
+			}
+			return err
+		}
 	}
+}
+
+// errStreamLeft is a unit's caller closing or leaving the stream where the
+// unit waited for its next input: the stream ends without a status.
+var errStreamLeft = errors.New("the caller left the turn stream")
+
+// unit runs one unit of work that first begins: a turn, and after a
+// then_replay live turn its replay.
+func (s *Server) unit(first *sessionspb.HarnessInput, in grpc.BidiStreamingServer[sessionspb.HarnessInput, sessionspb.HarnessEvent]) error {
 	req := first.GetStart()
 	if req == nil {
-		return status.Error(codes.InvalidArgument, "turn stream must begin with the turn request: send start first")
+		return status.Error(codes.InvalidArgument, "turn stream must begin each turn with the turn request: send start first")
 	}
 	if err := checkRequest(req); err != nil {
 		return err
@@ -136,11 +165,11 @@ func (s *Server) Turn(in grpc.BidiStreamingServer[sessionspb.HarnessInput, sessi
 // turn as read back from the journal); nothing of the live turn is kept, and
 // the replay runs exactly as one that opened its own stream: its model is
 // built from the recording alone and never resolved. The caller closing or
-// leaving the stream instead ends the turn.
+// leaving the stream instead ends it (errStreamLeft).
 func (s *Server) replayAfter(in grpc.BidiStreamingServer[sessionspb.HarnessInput, sessionspb.HarnessEvent]) error {
 	next, err := in.Recv()
 	if err != nil {
-		return nil // no replay wanted (EOF), or the caller has gone
+		return errStreamLeft // no replay wanted (EOF), or the caller has gone
 	}
 	req := next.GetReplay()
 	if req == nil || req.GetReplay() == nil {
@@ -181,7 +210,8 @@ func (c committedStream) Send(ev *sessionspb.HarnessEvent) error {
 
 // turn runs a checked turn request, streaming its events to stream.
 func (s *Server) turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent]) error {
-	ctx := stream.Context()
+	ctx, cancel := turnContext(stream.Context(), req)
+	defer cancel()
 	id := route.Identity{Route: req.GetModel().GetRoute(), Model: req.GetModel().GetModel()}
 	turn := int(req.GetTurn())
 
@@ -211,6 +241,20 @@ func (s *Server) turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStre
 		return runTools(ctx, stream, counted, turn, req, liveDispatch(s.live), counted.Calls)
 	}
 	return runChat(ctx, stream, counted, turn, req, counted.Calls)
+}
+
+// turnContext is the context one turn runs in: the stream's (the caller
+// leaving ends it), bounded by the turn's own deadline when the request
+// carries one. A stream carries many turns, so the deadline comes with each
+// turn request rather than with the stream (grpc-timeout). It is the
+// caller's deadline itself, the same instant: the caller's timer and this
+// one may fire in either order, and either way the turn is cancelled at its
+// deadline.
+func turnContext(ctx context.Context, req *sessionspb.HarnessTurnRequest) (context.Context, context.CancelFunc) {
+	if d := req.GetDeadlineUnixNano(); d != 0 {
+		return context.WithDeadline(ctx, time.Unix(0, d))
+	}
+	return ctx, func() {}
 }
 
 // runChat sends the one request of a chat turn to model and streams the

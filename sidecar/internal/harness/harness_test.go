@@ -80,7 +80,8 @@ func dial(t testing.TB, resolve Resolver) sessionspb.HarnessClient {
 
 // collect runs one turn and returns every event until the stream ends. On
 // a live turn it answers "committed" to each model request and tool call,
-// as Sessions does once the record is journaled.
+// as Sessions does once the record is journaled. After the terminal it
+// closes its side: a stream carries turns until its caller is done.
 func collect(ctx context.Context, t testing.TB, c sessionspb.HarnessClient, req *sessionspb.HarnessTurnRequest) ([]*sessionspb.HarnessEvent, error) {
 	t.Helper()
 	stream, err := c.Turn(ctx)
@@ -91,11 +92,13 @@ func collect(ctx context.Context, t testing.TB, c sessionspb.HarnessClient, req 
 		return nil, err
 	}
 	return testutil.RecvAll(stream.Recv, func(ev *sessionspb.HarnessEvent) error {
-		if req.GetReplay() != nil {
-			return nil
-		}
 		switch ev.GetEvent().(type) {
+		case *sessionspb.HarnessEvent_Terminal:
+			return stream.CloseSend()
 		case *sessionspb.HarnessEvent_ModelRequest, *sessionspb.HarnessEvent_ToolCall:
+			if req.GetReplay() != nil {
+				return nil
+			}
 			return stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Committed{Committed: &sessionspb.Committed{}}})
 		}
 		return nil
@@ -248,12 +251,23 @@ type recordingStream struct {
 
 func (s *recordingStream) Context() context.Context { return s.ctx }
 
+// Recv gives the turn request, then "committed" whenever the harness waits
+// for it, and once the terminal is sent the end of the stream (a caller
+// done with it).
 func (s *recordingStream) Recv() (*sessionspb.HarnessInput, error) {
+	if s.ended() {
+		return nil, io.EOF
+	}
 	if !s.sent {
 		s.sent = true
 		return &sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: s.start}}, nil
 	}
 	return &sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Committed{Committed: &sessionspb.Committed{}}}, nil
+}
+
+// ended reports whether the harness has sent a terminal event.
+func (s *recordingStream) ended() bool {
+	return len(s.events) > 0 && s.events[len(s.events)-1].GetTerminal() != nil
 }
 
 func (s *recordingStream) Send(ev *sessionspb.HarnessEvent) error {
@@ -428,7 +442,7 @@ type uncommittedStream struct {
 }
 
 func (s *uncommittedStream) Recv() (*sessionspb.HarnessInput, error) {
-	if !s.sent {
+	if !s.sent || s.ended() {
 		return s.recordingStream.Recv()
 	}
 	return s.next()

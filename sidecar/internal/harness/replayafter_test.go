@@ -89,6 +89,12 @@ func TestThenReplayRunsTheReplayInputOnTheSameStream(t *testing.T) {
 			t.Fatalf("replay: %v", err)
 		}
 		replayed = append(replayed, ev)
+		if ev.GetTerminal() != nil {
+			// Done with the stream: it ends.
+			if err := stream.CloseSend(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if len(replayed) != 3 {
 		t.Fatalf("replay events = %v, want request, completion, terminal", replayed)

@@ -68,6 +68,7 @@ type Embedded struct {
 	sessionsConn *grpc.ClientConn
 	client       sessionspb.SessionsClient
 	execs        execStreams
+	svc          *service
 	serving      sync.WaitGroup
 	closeOnce    sync.Once
 }
@@ -114,7 +115,8 @@ func start(ctx context.Context, opts Options, wrap func(sessionspb.HarnessClient
 	if wrap != nil {
 		hcl = wrap(hcl)
 	}
-	sessionspb.RegisterSessionsServer(e.sessionsSrv, newService(opts.Journal, hcl))
+	e.svc = newService(opts.Journal, hcl)
+	sessionspb.RegisterSessionsServer(e.sessionsSrv, e.svc)
 	e.serve(e.sessionsSrv, sessionsLis)
 	sc, err := dialBuf(sessionsLis)
 	if err != nil {
@@ -140,6 +142,11 @@ func (e *Embedded) Close() {
 		}
 		if e.sessionsSrv != nil {
 			e.sessionsSrv.Stop()
+		}
+		if e.svc != nil {
+			// No Sessions handler runs any more: cancel the harness
+			// streams kept between turns, so their handlers return too.
+			e.svc.close()
 		}
 		if e.harnessConn != nil {
 			_ = e.harnessConn.Close()

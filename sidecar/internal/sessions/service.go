@@ -36,7 +36,8 @@ const (
 type service struct {
 	sessionspb.UnimplementedSessionsServer
 	journal *journal.Journal
-	harness sessionspb.HarnessClient
+	// streams are the harness Turn streams, kept open between turns.
+	streams *streamPool
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -56,8 +57,12 @@ type session struct {
 }
 
 func newService(j *journal.Journal, h sessionspb.HarnessClient) *service {
-	return &service{journal: j, harness: h, sessions: make(map[string]*session)}
+	return &service{journal: j, streams: newStreamPool(h), sessions: make(map[string]*session)}
 }
+
+// close cancels the harness streams kept between turns. Call it once no
+// handler runs any more (the server has stopped).
+func (s *service) close() { s.streams.close() }
 
 func (s *service) CreateSession(ctx context.Context, req *sessionspb.CreateSessionRequest) (*sessionspb.CreateSessionResponse, error) {
 	sess, placed, err := s.place(req)
@@ -264,13 +269,19 @@ func (s *service) runTurn(ctx context.Context, sess *session, turn int, req *ses
 	// turn.terminal record. hctx lets a journal failure stop the model call
 	// in flight.
 	hctx, cancel := context.WithCancel(ctx)
-	open := &turnStream{release: cancel}
+	defer func() {
+		if ts == nil {
+			cancel()
+		}
+	}()
+	term, tr, open, runErr := s.streamTurn(hctx, sess, turn, req, w, keep)
+	// Runs before cancel above: a stream marked reusable goes back to the
+	// pool before hctx ends.
 	defer func() {
 		if ts == nil {
 			open.close()
 		}
 	}()
-	term, tr, runErr := s.streamTurn(hctx, sess, turn, req, w, open, keep)
 	if runErr != nil {
 		cancel()
 		if !w.started {
@@ -283,8 +294,15 @@ func (s *service) runTurn(ctx context.Context, sess *session, turn int, req *ses
 	if runErr != nil {
 		return nil, nil, true, runErr
 	}
-	if keep && term.State == journal.StateCompleted && open.stream != nil {
-		ts = open
+	if term.State == journal.StateCompleted && open != nil {
+		if keep {
+			open.release = cancel
+			ts = open
+		} else {
+			// The turn ended cleanly and is journaled: its stream may
+			// carry the next turn.
+			open.reusable = true
+		}
 	}
 	return &sessionspb.RunTurnResponse{
 		Turn: int32(turn), State: stateProto(term.State), Answer: term.Answer, Error: term.Error,
@@ -295,18 +313,37 @@ func (s *service) runTurn(ctx context.Context, sess *session, turn int, req *ses
 // harnessStream is the client side of a harness Turn stream.
 type harnessStream = grpc.BidiStreamingClient[sessionspb.HarnessInput, sessionspb.HarnessEvent]
 
-// turnStream is a harness Turn stream and the cancel that releases it. A
-// then_replay live turn's stream is kept open after its terminal and
-// carries the turn's replay (replayStream).
+// turnStream is one turn's use of a harness Turn stream. A then_replay
+// live turn's stream is kept open after its terminal and carries the turn's
+// replay (replayStream).
 type turnStream struct {
-	stream  harnessStream
+	pool *streamPool
+	ps   *pooledStream
+	// stop detaches the stream from the turn's context (context.AfterFunc,
+	// which cancels the stream when that context ends first).
+	stop func() bool
+	// reusable is set once the stream's unit of work has ended cleanly:
+	// its last terminal received, completed, with nothing out of protocol
+	// and nothing journaled left to fail.
+	reusable bool
+	// release, when set, ends the context the turn ran in (runTurn's).
 	release context.CancelFunc
 }
 
-// close releases the stream (its context ends, so the harness's handler
-// returns). A nil turnStream does nothing.
+// close ends the turn's use of the stream. A reusable stream whose turn
+// context has not ended goes back to the pool; every other stream is
+// cancelled, so the harness's handler returns (and stops any model call in
+// flight). A nil turnStream does nothing.
 func (t *turnStream) close() {
-	if t != nil {
+	if t == nil {
+		return
+	}
+	if detached := t.stop(); t.reusable && detached {
+		t.pool.put(t.ps)
+	} else {
+		t.ps.cancel()
+	}
+	if t.release != nil {
 		t.release()
 	}
 }
@@ -325,11 +362,11 @@ type terminal struct {
 // harness is told "committed", and the harness sends the request or makes
 // the call only then. It returns the terminal to journal and the trace; a
 // non-nil error is a journal failure the caller must report (after writing
-// that terminal, if the turn reached the journal). The stream it opens is
-// set in open; with thenReplay the harness keeps it open after the
-// terminal for the turn's replay.
+// that terminal, if the turn reached the journal). open is the stream it
+// ran on (nil if none opened; the caller closes it); with thenReplay the
+// harness keeps it open after the terminal for the turn's replay.
 func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *sessionspb.RunTurnRequest, w *turnWriter,
-	open *turnStream, thenReplay bool) (term terminal, tr *trace, err error) {
+	thenReplay bool) (term terminal, tr *trace, open *turnStream, err error) {
 	tr = newTrace(sess.harness, turn, sess.model.Model)
 	// failed describes a turn the harness did not end itself. When the
 	// caller's context has ended, that is the reason, whatever broke first.
@@ -339,23 +376,23 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		}
 		return terminal{TurnTerminal: journal.TurnTerminal{Turn: turn, State: journal.StateFailed, Error: text}}
 	}
-	stream, err := s.openTurn(ctx, &sessionspb.HarnessTurnRequest{
+	open, err = s.openTurn(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: sess.id, Harness: sess.harness, Purpose: sess.purpose, Turn: int32(turn),
 		Model:        &sessionspb.ModelIdentity{Route: sess.model.Route, Model: sess.model.Model},
 		Instructions: req.GetInstructions(), Input: req.GetInput(), History: req.GetHistory(), Tools: sess.tools,
 		ThenReplay: thenReplay,
 	})
 	if err != nil {
-		return failed(errTextHarnessUnavailable), tr, nil
+		return failed(errTextHarnessUnavailable), tr, nil, nil
 	}
-	open.stream = stream
+	stream := open.ps.stream
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			return failed(errTextHarnessEnded), tr, nil
+			return failed(errTextHarnessEnded), tr, open, nil
 		}
 		if err != nil {
-			return failed(harnessErrorText(err)), tr, nil
+			return failed(harnessErrorText(err)), tr, open, nil
 		}
 		var kind journal.Kind
 		var payload []byte
@@ -369,19 +406,19 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		case *sessionspb.HarnessEvent_ToolResult:
 			kind, payload = journal.KindToolResult, e.ToolResult.GetResultJson()
 		case *sessionspb.HarnessEvent_Terminal:
-			return checkTerminal(e.Terminal, turn, tr), tr, nil
+			return checkTerminal(e.Terminal, turn, tr), tr, open, nil
 		default:
-			return failed(errTextHarnessProtocol), tr, nil
+			return failed(errTextHarnessProtocol), tr, open, nil
 		}
 		if !tr.accept(kind, payload) {
-			return failed(errTextHarnessProtocol), tr, nil
+			return failed(errTextHarnessProtocol), tr, open, nil
 		}
 		w.add(record(sess.id, turn, kind, payload))
 		if kind != journal.KindModelRequest && kind != journal.KindToolCall {
 			continue
 		}
 		if err := w.commit(); err != nil {
-			return failed(errTextJournalWrite), tr, journalStatus(ctx, err)
+			return failed(errTextJournalWrite), tr, open, journalStatus(ctx, err)
 		}
 		// The harness waits for this before it acts. If the stream is
 		// gone, the next Recv says so.
@@ -389,16 +426,49 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 	}
 }
 
-// openTurn opens a turn stream on the harness and sends it the turn request.
-func (s *service) openTurn(ctx context.Context, req *sessionspb.HarnessTurnRequest) (harnessStream, error) {
-	stream, err := s.harness.Turn(ctx)
+// deadlineGrace is how long a turn whose deadline has passed waits for the
+// harness, which holds the same deadline, to end the turn itself before
+// its stream is cut.
+const deadlineGrace = time.Second
+
+// openTurn sends the turn request on a harness stream: an idle one kept
+// from an earlier turn, or a new one. The request carries ctx's deadline
+// (the harness bounds the turn by it), and ctx ending cancels the stream,
+// as it would a stream opened with ctx. The caller closes the turnStream.
+//
+// At the deadline itself the stream is cut only after deadlineGrace: the
+// harness's copy of the deadline stops the model call and sends the
+// cancelled terminal, so the turn's outcome is reported once its model
+// call has stopped, not while the cut is still on its way. A cancellation
+// cuts the stream at once.
+func (s *service) openTurn(ctx context.Context, req *sessionspb.HarnessTurnRequest) (*turnStream, error) {
+	withDeadline(ctx, req)
+	ps, err := s.streams.get()
 	if err != nil {
 		return nil, err
 	}
-	if err := stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: req}}); err != nil {
+	hasDeadline := req.GetDeadlineUnixNano() != 0
+	cut := func() {
+		if hasDeadline && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			time.AfterFunc(deadlineGrace, ps.cancel)
+			return
+		}
+		ps.cancel()
+	}
+	ts := &turnStream{pool: s.streams, ps: ps, stop: context.AfterFunc(ctx, cut)}
+	if err := ps.stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: req}}); err != nil {
+		ts.close()
 		return nil, err
 	}
-	return stream, nil
+	return ts, nil
+}
+
+// withDeadline sets req's deadline to ctx's (none: 0).
+func withDeadline(ctx context.Context, req *sessionspb.HarnessTurnRequest) {
+	req.DeadlineUnixNano = 0
+	if d, ok := ctx.Deadline(); ok {
+		req.DeadlineUnixNano = d.UnixNano()
+	}
 }
 
 // checkTerminal turns the harness's terminal event into the record to write.
@@ -430,10 +500,10 @@ func checkTerminal(ev *sessionspb.TerminalEvent, turn int, tr *trace) terminal {
 
 // ended is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has
 // passed even if its timer has not yet cancelled it. The harness holds its
-// own copy of the same deadline (carried by grpc-timeout, never earlier),
-// but the two timers' callbacks run as goroutines, so under load the
-// harness's can run first and cut the stream while ctx still says nothing:
-// that stream error is the deadline, not an unavailable harness.
+// own copy of the same deadline (the turn request's deadline_unix_nano, the
+// same instant), but the two timers' callbacks run as goroutines, so under
+// load the harness's can run first and cut the turn while ctx still says
+// nothing: that stream error is the deadline, not an unavailable harness.
 func ended(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err

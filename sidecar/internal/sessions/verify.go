@@ -248,30 +248,29 @@ func (s *service) replay(ctx context.Context, jt journaledTurn, n int, history [
 // The replay runs on ts when it is not nil: the turn's live stream, which
 // the harness keeps open after a then_replay turn's terminal and which now
 // receives req (built from the records read back from the journal) as its
-// replay input. Otherwise it opens a stream of its own. Either way the
-// harness runs the same replay, from req alone.
+// replay input. Otherwise it takes a stream of its own (openTurn). Either
+// way the harness runs the same replay, from req alone, bounded by ctx's
+// deadline. A replay that completes with no live call and nothing out of
+// protocol leaves its stream reusable; the caller closes ts, replayStream
+// its own.
 func (s *service) replayStream(ctx context.Context, req *sessionspb.HarnessTurnRequest, n int, ts *turnStream) ([]middleRecord, *sessionspb.VerifyTurnResponse, error) {
-	var stream harnessStream
 	if ts != nil {
-		// The caller closes ts once the replay is done.
-		if err := ts.stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Replay{Replay: req}}); err != nil {
+		withDeadline(ctx, req)
+		if err := ts.ps.stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Replay{Replay: req}}); err != nil {
 			resp, err := replayBroken(ctx, n)
 			return nil, resp, err
 		}
-		stream = ts.stream
 	} else {
-		// The stream is abandoned after its terminal event; cancelling
-		// releases it.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
 		var err error
-		if stream, err = s.openTurn(ctx, req); err != nil {
+		if ts, err = s.openTurn(ctx, req); err != nil {
 			resp, err := replayBroken(ctx, n)
 			return nil, resp, err
 		}
+		defer ts.close()
 	}
+	stream := ts.ps.stream
 	var replayed []middleRecord
+	unknown := false
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -298,12 +297,20 @@ func (s *service) replayStream(ctx context.Context, req *sessionspb.HarnessTurnR
 			case term.GetLiveCalls() != 0:
 				resp.Reason = ReasonReplayLiveCall
 			case term.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED:
+				if err := ended(ctx); err != nil {
+					// The harness ended the replay at the deadline it
+					// shares with ctx: the caller's own deadline, as when
+					// the stream is cut (replayBroken).
+					return nil, nil, status.FromContextError(err).Err()
+				}
 				resp.Reason = ReasonReplayIncomplete
 			default:
 				resp.Answer = term.GetAnswer()
+				ts.reusable = !unknown
 			}
 			return replayed, resp, nil
 		default:
+			unknown = true
 			continue
 		}
 		replayed = append(replayed, m)

@@ -1222,9 +1222,15 @@ type HarnessTurnRequest struct {
 	// for the turn's replay (HarnessInput.replay), so Execute verifies on the
 	// stream it ran on instead of opening another. The harness keeps nothing
 	// of the live turn for it: the replay input carries all it uses.
-	ThenReplay    bool `protobuf:"varint,11,opt,name=then_replay,json=thenReplay,proto3" json:"then_replay,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ThenReplay bool `protobuf:"varint,11,opt,name=then_replay,json=thenReplay,proto3" json:"then_replay,omitempty"`
+	// deadline_unix_nano is the turn's deadline (Unix time in nanoseconds; 0:
+	// none), the caller's own. A stream carries many turns, so the deadline
+	// travels with each turn instead of with the stream: the harness bounds
+	// the turn's model calls and tool calls by it, exactly as the caller's
+	// context is bounded.
+	DeadlineUnixNano int64 `protobuf:"varint,12,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *HarnessTurnRequest) Reset() {
@@ -1332,6 +1338,13 @@ func (x *HarnessTurnRequest) GetThenReplay() bool {
 		return x.ThenReplay
 	}
 	return false
+}
+
+func (x *HarnessTurnRequest) GetDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.DeadlineUnixNano
+	}
+	return 0
 }
 
 type HarnessEvent struct {
@@ -1797,7 +1810,7 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\x12.\n" +
 	"\x13second_request_json\x18\x03 \x01(\fR\x11secondRequestJson\x124\n" +
 	"\x16second_completion_json\x18\x04 \x01(\fR\x14secondCompletionJson\x12(\n" +
-	"\x10tool_result_json\x18\x05 \x03(\fR\x0etoolResultJson\"\xb0\x03\n" +
+	"\x10tool_result_json\x18\x05 \x03(\fR\x0etoolResultJson\"\xde\x03\n" +
 	"\x12HarnessTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -1812,7 +1825,8 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x05tools\x18\n" +
 	" \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\x12\x1f\n" +
 	"\vthen_replay\x18\v \x01(\bR\n" +
-	"thenReplay\"\xf8\x02\n" +
+	"thenReplay\x12,\n" +
+	"\x12deadline_unix_nano\x18\f \x01(\x03R\x10deadlineUnixNano\"\xf8\x02\n" +
 	"\fHarnessEvent\x12I\n" +
 	"\rmodel_request\x18\x01 \x01(\v2\".kmx.sessions.v1.ModelRequestEventH\x00R\fmodelRequest\x12R\n" +
 	"\x10model_completion\x18\x02 \x01(\v2%.kmx.sessions.v1.ModelCompletionEventH\x00R\x0fmodelCompletion\x12<\n" +

@@ -288,6 +288,12 @@ type HarnessClient interface {
 	// request sets then_replay keeps the stream open after its terminal for
 	// one replay input: the same turn as read back from the journal, run in
 	// replay mode exactly as a replay that opened its own stream would be.
+	//
+	// A stream carries turns one after another: once a unit of work has ended
+	// (a turn's terminal, or a then_replay turn's replay's terminal) the
+	// harness waits for the next start on the same stream, with nothing kept
+	// from the turns before it. The caller closing its side or leaving ends
+	// the stream; a refusal or error ends it with its status, never reused.
 	Turn(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HarnessInput, HarnessEvent], error)
 }
 
@@ -328,6 +334,12 @@ type HarnessServer interface {
 	// request sets then_replay keeps the stream open after its terminal for
 	// one replay input: the same turn as read back from the journal, run in
 	// replay mode exactly as a replay that opened its own stream would be.
+	//
+	// A stream carries turns one after another: once a unit of work has ended
+	// (a turn's terminal, or a then_replay turn's replay's terminal) the
+	// harness waits for the next start on the same stream, with nothing kept
+	// from the turns before it. The caller closing its side or leaving ends
+	// the stream; a refusal or error ends it with its status, never reused.
 	Turn(grpc.BidiStreamingServer[HarnessInput, HarnessEvent]) error
 	mustEmbedUnimplementedHarnessServer()
 }
