@@ -28,9 +28,10 @@ func BenchmarkLiveTurn(b *testing.B) {
 }
 
 // BenchmarkLiveTurnAndReplay is a chat turn and its replay, the replay on a
-// stream of its own (as VerifyTurn does) or on the live turn's stream after
-// its terminal (then_replay, as Execute does): the difference is what one
-// in-memory gRPC stream's setup and teardown cost.
+// stream of its own or on the live turn's stream after its terminal
+// (then_replay): the difference is what one in-memory gRPC stream's setup
+// and teardown cost. reused-stream runs every turn and replay on one
+// stream, as Sessions does with the streams it keeps between turns.
 func BenchmarkLiveTurnAndReplay(b *testing.B) {
 	c := dial(b, func(string, route.Identity) (route.Model, error) { return route.NewFake(), nil })
 	live := chatRequest(PurposeAgent, "week 48")
@@ -66,6 +67,20 @@ func BenchmarkLiveTurnAndReplay(b *testing.B) {
 			check(liveAndReplay(ctx, c, thenReplay, replay))
 		}
 	})
+	b.Run("reused-stream", func(b *testing.B) {
+		thenReplay := proto.Clone(live).(*sessionspb.HarnessTurnRequest)
+		thenReplay.ThenReplay = true
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stream, err := c.Turn(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			check(unitOn(stream, thenReplay, replay))
+		}
+	})
 }
 
 // liveAndReplay runs a then_replay live turn, answering "committed", then
@@ -77,6 +92,12 @@ func liveAndReplay(ctx context.Context, c sessionspb.HarnessClient, live, replay
 	if err != nil {
 		return nil, err
 	}
+	return unitOn(stream, live, replay)
+}
+
+// unitOn runs a then_replay live turn and its replay on an open stream,
+// which stays open for the next unit, and returns the replay's events.
+func unitOn(stream sessionspb.Harness_TurnClient, live, replay *sessionspb.HarnessTurnRequest) ([]*sessionspb.HarnessEvent, error) {
 	if err := stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: live}}); err != nil {
 		return nil, err
 	}
