@@ -13,7 +13,8 @@ import (
 
 // TestTurnCutAtItsDeadlineIsCancelledNotUnavailable: a harness stream that
 // fails once the turn's deadline has passed is the deadline (a cancelled
-// turn, "turn deadline exceeded"), even before ctx.Err() says so; without
+// turn, "turn deadline exceeded"), even before ctx.Err() says so or when
+// it says Canceled; without
 // a deadline passed, it is still the failure it was.
 func TestTurnCutAtItsDeadlineIsCancelledNotUnavailable(t *testing.T) {
 	late := testutil.PastDeadline(context.Background())
@@ -25,6 +26,13 @@ func TestTurnCutAtItsDeadlineIsCancelledNotUnavailable(t *testing.T) {
 	}
 	if got := cancelledTerminal(ended(late), 3); got.State != journal.StateCancelled || got.Error != harness.ErrTextDeadline || got.Turn != 3 {
 		t.Errorf("terminal %+v, want cancelled %q", got.TurnTerminal, harness.ErrTextDeadline)
+	}
+	// The runner cutting the Execute stream at the same deadline cancels
+	// ctx first: still the deadline.
+	parent, cut := context.WithCancel(context.Background())
+	cut()
+	if err := ended(testutil.PastDeadline(parent)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ended(cancelled at its passed deadline) = %v, want DeadlineExceeded", err)
 	}
 	live, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()

@@ -498,20 +498,19 @@ func checkTerminal(ev *sessionspb.TerminalEvent, turn int, tr *trace) terminal {
 	return t
 }
 
-// ended is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has
-// passed even if its timer has not yet cancelled it. The harness holds its
-// own copy of the same deadline (the turn request's deadline_unix_nano, the
-// same instant), but the two timers' callbacks run as goroutines, so under
-// load the harness's can run first and cut the turn while ctx still says
-// nothing: that stream error is the deadline, not an unavailable harness.
+// ended is context.DeadlineExceeded once ctx's deadline has passed, and
+// otherwise ctx.Err(). Two timers hold the same deadline instant besides
+// ctx's own: the harness's (the turn request's deadline_unix_nano) and the
+// runner's (the example's context, which cuts its Execute stream). Their
+// callbacks run as goroutines in any order, so under load the harness can
+// cut the turn while ctx still says nothing, or the runner's cut can cancel
+// ctx before ctx's own timer fires: past the deadline either is the
+// deadline, not an unavailable harness or a plain cancellation.
 func ended(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 		return context.DeadlineExceeded
 	}
-	return nil
+	return ctx.Err()
 }
 
 func cancelledTerminal(err error, turn int) terminal {
