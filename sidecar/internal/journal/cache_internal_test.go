@@ -17,7 +17,7 @@ func TestWriterPageCacheIsSmall(t *testing.T) {
 	}
 	defer func() { _ = j.Finish(ctx, StatusFinished) }()
 	var kib int
-	if err := j.conn.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&kib); err != nil {
+	if err := j.w.conn.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&kib); err != nil {
 		t.Fatal(err)
 	}
 	if kib != -256 {

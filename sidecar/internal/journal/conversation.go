@@ -120,7 +120,7 @@ func OpenConversation(ctx context.Context, dir, key string, meta RunMeta) (_ *Jo
 			return nil, false, fmt.Errorf("open conversation: %w", err)
 		}
 	}
-	if err := j.openConn(ctx, false); err != nil {
+	if j.w, err = openConn(ctx, j.dbPath, writerConn); err != nil {
 		return nil, false, fmt.Errorf("open conversation: %w", err)
 	}
 	for _, c := range []string{"-wal", "-shm"} {
@@ -128,13 +128,17 @@ func OpenConversation(ctx context.Context, dir, key string, meta RunMeta) (_ *Jo
 			return nil, false, fmt.Errorf("open conversation: %w", err)
 		}
 	}
-	if err := j.readMeta(ctx); err != nil {
+	if err := j.readMeta(ctx, j.w.conn); err != nil {
 		return nil, false, fmt.Errorf("open conversation: %w", err)
 	}
-	if err := j.verifyFromFloor(ctx); err != nil {
+	r, err := j.readerLocked(ctx, "open")
+	if err != nil {
 		return nil, false, fmt.Errorf("open conversation: %w", err)
 	}
-	j.lastSeq, j.lastHash, j.haveHead = j.chain.seq, j.chain.head, true
+	if err := j.verifyFromFloor(r); err != nil {
+		return nil, false, fmt.Errorf("open conversation: %w", err)
+	}
+	j.head = headState{known: true, seq: j.chain.seq, hash: j.chain.head}
 	j.status = ""
 	ok = true
 	return j, created, nil
@@ -145,10 +149,13 @@ func OpenConversation(ctx context.Context, dir, key string, meta RunMeta) (_ *Jo
 // the end: later turns may have been appended since (or be being appended
 // now), so the head must be in the chain, not at its end. Afterwards the
 // Journal knows no head: a reader accepts records appended after it.
-func (j *Journal) verifyFromFloor(ctx context.Context) error {
-	headSeq, headHash, hadHead := j.lastSeq, j.lastHash, j.haveHead
-	j.haveHead = false
-	if err := j.extendLocked(ctx); err != nil {
+// j.rmu must be held (or the Journal not shared yet); r is the reader.
+func (j *Journal) verifyFromFloor(r *dbConn) error {
+	j.hmu.Lock()
+	headSeq, headHash, hadHead := j.head.seq, j.head.hash, j.head.known
+	j.head = headState{}
+	j.hmu.Unlock()
+	if err := j.extendLocked(r); err != nil {
 		return err
 	}
 	if hadHead && headSeq > 0 && (headSeq > j.chain.seq || j.chain.hashes[headSeq-1] != headHash) {
@@ -174,9 +181,12 @@ func ReadConversation(ctx context.Context, dir, key string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read conversation: %w", err)
 	}
-	j.mu.Lock()
-	err = j.verifyFromFloor(ctx)
-	j.mu.Unlock()
+	j.rmu.Lock()
+	r, err := j.readerLocked(ctx, "read")
+	if err == nil {
+		err = j.verifyFromFloor(r)
+	}
+	j.rmu.Unlock()
 	if err != nil {
 		_ = j.Close()
 		return nil, fmt.Errorf("read conversation: %w", err)

@@ -150,35 +150,62 @@ func Hash(prev [32]byte, r Record) [32]byte {
 
 // Journal is one run's journal, either being written (Create) or retained
 // and opened for reading (Open). Its methods are safe for concurrent use.
+//
+// A Journal being written has two connections to its database: the writer,
+// which commits (under mu), and the reader, on which verification reads the
+// records back (under rmu), so a read-back never waits for a commit nor a
+// commit for a read-back (reader.go). A Journal opened for reading has the
+// reader only. Lock order: mu, then rmu, then hmu.
 type Journal struct {
 	dir, id, dbPath string
 	meta            RunMeta
 	status          string // as read by Open; "" while running or after a crash
 	readOnly        bool
 
-	// qmu guards queue: the appends waiting for the next group commit.
-	qmu   sync.Mutex
-	queue []*appendReq
+	// qmu guards queue, the appends waiting for the next group commit, and
+	// committing, whether a leader is committing a group now.
+	qmu        sync.Mutex
+	queue      []*appendReq
+	committing bool
 
+	// mu guards the writer side: w, lock, closed, createdDB.
 	mu sync.Mutex
-	db *sql.DB
-	// conn is db's one connection, held for the Journal's lifetime: the
-	// hot statements run on it at the driver level (raw.go), the rest
-	// through its database/sql methods.
-	conn   *sql.Conn
-	rs     rawState
+	// w is the writing connection (nil for a Journal opened for reading).
+	w      *dbConn
 	lock   *os.File // held while the run executes; nil for Open
 	closed bool
-	// The chain head: the last record written (Create) or the head recorded
-	// by Finish (Open of a finished run; haveHead false otherwise).
-	lastSeq  int64
-	lastHash [32]byte
-	haveHead bool
-	// chain is the prefix of the chain verified from disk so far.
-	chain chainState
 	// createdDB: Create renamed the database into place (so a failed Create
 	// removes it).
 	createdDB bool
+
+	// hmu guards head. head is written with both mu and hmu held (so the
+	// writer may read it under mu alone) and read by readers under hmu.
+	hmu  sync.Mutex
+	head headState
+
+	// rmu guards the reader side: r, rclosed, chain.
+	rmu sync.Mutex
+	// r is the reading connection: opened on the first read of a Journal
+	// being written, at Open for one opened for reading.
+	r       *dbConn
+	rclosed bool
+	// chain is the prefix of the chain verified from disk so far.
+	chain chainState
+}
+
+// headState is the end of the chain as this Journal knows it without
+// reading the database: the last record it committed (Create, and a
+// conversation opened for appending), or the head Finish recorded (Open of
+// a finished run); known is false otherwise.
+type headState struct {
+	known bool
+	seq   int64
+	hash  [32]byte
+	// pendSeq and pendHash are the end of the group being committed (pendSeq
+	// 0 when none): a reader may see it committed before the writer makes it
+	// the head.
+	pendSeq  int64
+	pendHash [32]byte
 }
 
 // Dir is where the journals of the state folder stateRoot live.
@@ -252,7 +279,7 @@ func Create(ctx context.Context, dir string, meta RunMeta) (*Journal, error) {
 		return nil, fmt.Errorf("create journal %s: %w", id, err)
 	}
 	j.createdDB = true
-	if err := j.openConn(ctx, false); err != nil {
+	if j.w, err = openConn(ctx, j.dbPath, writerConn); err != nil {
 		return nil, fmt.Errorf("create journal %s: %w", id, err)
 	}
 	// SQLite gives -wal and -shm the database's mode; check rather than trust.
@@ -261,7 +288,7 @@ func Create(ctx context.Context, dir string, meta RunMeta) (*Journal, error) {
 			return nil, fmt.Errorf("create journal %s: %w", id, err)
 		}
 	}
-	j.haveHead = true
+	j.head.known = true
 	ok = true
 	return j, nil
 }
@@ -292,12 +319,12 @@ func createSchema(ctx context.Context, path string, meta RunMeta, id string) (er
 			err = fmt.Errorf("write schema: %w", cerr)
 		}
 	}()
-	j := &Journal{id: id, meta: meta, db: db}
-	return j.initSchema(ctx)
+	j := &Journal{id: id, meta: meta}
+	return j.initSchema(ctx, db)
 }
 
-func (j *Journal) initSchema(ctx context.Context) error {
-	tx, err := j.db.BeginTx(ctx, nil)
+func (j *Journal) initSchema(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("write schema: %w", err)
 	}
@@ -362,26 +389,44 @@ func openInitDB(path string) (*sql.DB, error) {
 	return db, nil
 }
 
+// connRole is what a connection of a Journal is for; it decides the
+// pragmas openDB sets.
+type connRole int
+
+const (
+	// writerConn commits a run: WAL, synchronous=NORMAL, a small page cache.
+	writerConn connRole = iota
+	// readerConn reads a running Journal's records back beside its writer:
+	// read-only, a small page cache.
+	readerConn
+	// openedConn reads a retained journal (Open, ReadConversation):
+	// read-only, SQLite's default page cache.
+	openedConn
+)
+
 // openDB opens an existing database file (mode=rw never creates one) on a
 // single connection, so the pragmas below hold for every statement and the
 // chain is written in one order.
-func openDB(path string, readOnly bool) (*sql.DB, error) {
+func openDB(path string, role connRole) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("mode", "rw")
 	q.Set("_busy_timeout", "5000")
-	if readOnly {
-		q.Set("_query_only", "1")
-	} else {
+	switch role {
+	case writerConn:
 		q.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
 		q.Set("_journal_mode", "WAL")
 		// A 256 KiB page cache instead of SQLite's 2 MB default: a run
-		// appends at the end of the table and its index and reads back
-		// the session it just wrote, so its hot pages are few; the
-		// default cache filled up over a 2,000-example run and was most
-		// of kmx test's memory beyond the Go heap (docs/benchmarks.md,
-		// "Runner").
+		// appends at the end of the table and its index, so its hot pages
+		// are few; the default cache filled up over a 2,000-example run
+		// and was most of kmx test's memory beyond the Go heap
+		// (docs/benchmarks.md, "Runner").
 		q.Add("_pragma", "cache_size(-256)")
 		q.Set("_synchronous", "NORMAL")
+	case readerConn:
+		q.Set("_query_only", "1")
+		q.Add("_pragma", "cache_size("+strconv.Itoa(-readerCacheKiB)+")")
+	default:
+		q.Set("_query_only", "1")
 	}
 	p := filepath.ToSlash(path)
 	if !strings.HasPrefix(p, "/") {
@@ -401,41 +446,22 @@ func openDB(path string, readOnly bool) (*sql.DB, error) {
 	return db, nil
 }
 
-// openConn opens the Journal's database (see openDB) and takes its one
-// connection for the Journal's lifetime.
-func (j *Journal) openConn(ctx context.Context, readOnly bool) error {
-	db, err := openDB(j.dbPath, readOnly)
+// openConn opens the database at path for role (see openDB) and takes its
+// one connection.
+func openConn(ctx context.Context, path string, role connRole) (*dbConn, error) {
+	db, err := openDB(path, role)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return j.attach(ctx, db)
+	return newDBConn(ctx, db)
 }
 
-// attach makes db the Journal's database and takes its one connection for
-// the Journal's lifetime; on an error db is closed.
-func (j *Journal) attach(ctx context.Context, db *sql.DB) error {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		_ = db.Close()
-		return fmt.Errorf("open database: %w", err)
-	}
-	j.db, j.conn = db, conn
-	return nil
-}
-
-// closeDB closes the prepared statements, the connection and the database,
-// in that order (a statement left open would keep SQLite's file open).
+// closeDB closes both connections (reader first). Both locks must be held,
+// or the Journal must not be shared yet.
 func (j *Journal) closeDB() error {
-	if j.db == nil {
-		return nil
-	}
-	var errs []error
-	if j.conn != nil {
-		errs = append(errs, j.closeRaw(), j.conn.Close())
-	}
-	errs = append(errs, j.db.Close())
-	j.db, j.conn = nil, nil
-	return errors.Join(errs...)
+	err := errors.Join(j.r.close(), j.w.close())
+	j.r, j.w = nil, nil
+	return err
 }
 
 // abandon undoes a Create that failed: nothing was recorded, so nothing is
@@ -453,7 +479,7 @@ func (j *Journal) abandon() {
 	if j.lock != nil {
 		_ = releaseLock(j.lock)
 	}
-	j.closed = true
+	j.closed, j.rclosed = true, true
 }
 
 // newRunID is the UTC time with nanoseconds (fixed width, so names sort in
@@ -511,9 +537,10 @@ func (j *Journal) Status() string { return j.status }
 //
 // Appends from several goroutines (concurrent examples) are group-committed:
 // while one commit is in progress, the appends that arrive queue up, and the
-// next of them to get the journal commits every queued record in one
-// transaction, in arrival order. Each Append still returns only after its own
-// record is committed; an Append alone is one single-row commit as before.
+// first of them leads the next group: it commits every queued record in one
+// transaction, in arrival order, and wakes the others of its group. Each
+// Append still returns only after its own record is committed; an Append
+// alone is one single-row commit as before.
 func (j *Journal) Append(ctx context.Context, r Record) (int64, error) {
 	seqs, err := j.AppendAll(ctx, []Record{r})
 	if err != nil {
@@ -529,7 +556,7 @@ func (j *Journal) AppendAll(ctx context.Context, recs []Record) ([]int64, error)
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	req := &appendReq{ctx: ctx, recs: make([]Record, len(recs))}
+	req := &appendReq{ctx: ctx, recs: make([]Record, len(recs)), wake: make(chan struct{})}
 	for i, r := range recs {
 		if err := r.validate(); err != nil {
 			return nil, err
@@ -541,40 +568,67 @@ func (j *Journal) AppendAll(ctx context.Context, recs []Record) ([]int64, error)
 	}
 	j.qmu.Lock()
 	j.queue = append(j.queue, req)
+	if j.committing {
+		// A group is being committed: wait for the group this request
+		// joins to be committed by its leader, or to become the leader.
+		j.qmu.Unlock()
+		<-req.wake
+		if !req.lead {
+			return req.seqs, req.err
+		}
+		j.qmu.Lock()
+	}
+	// This goroutine leads: it commits everything queued so far, its own
+	// request included.
+	j.committing = true
+	batch := j.queue
+	j.queue = nil
 	j.qmu.Unlock()
 
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	if !req.done {
-		// This goroutine leads: it commits everything queued so far,
-		// its own request included.
-		j.qmu.Lock()
-		batch := j.queue
-		j.queue = nil
-		j.qmu.Unlock()
-		j.commitLocked(batch)
+	j.commitLocked(batch)
+	j.mu.Unlock()
+
+	// The first request that queued meanwhile leads the next group; the
+	// others of this group return. Neither waits for the journal's lock
+	// to learn its result.
+	j.qmu.Lock()
+	if len(j.queue) > 0 {
+		next := j.queue[0]
+		next.lead = true
+		close(next.wake)
+	} else {
+		j.committing = false
+	}
+	j.qmu.Unlock()
+	for _, r := range batch {
+		if r != req {
+			close(r.wake)
+		}
 	}
 	return req.seqs, req.err
 }
 
-// appendReq is one AppendAll call waiting for its group commit. Its result
-// fields are written by the leader under j.mu and read by the caller after
-// taking j.mu.
+// appendReq is one AppendAll call waiting for its group commit. The leader
+// writes its result fields, or sets lead, before it closes wake; the caller
+// reads them after wake is closed.
 type appendReq struct {
 	ctx  context.Context
 	recs []Record
-	done bool
+	// wake is closed when the request's group was committed (seqs, err)
+	// or, with lead set, when the request is to lead the next group.
+	wake chan struct{}
+	lead bool
 	seqs []int64
 	err  error
 }
 
 // commitLocked commits the requests of one group in one transaction (a
-// lone single record in one autocommit INSERT) and marks each done. A
+// lone single record in one autocommit INSERT) and sets each one's result. A
 // request whose context has already ended is not written. j.mu must be held.
 func (j *Journal) commitLocked(batch []*appendReq) {
 	var live []*appendReq
 	for _, req := range batch {
-		req.done = true
 		switch {
 		case j.closed:
 			req.err = fmt.Errorf("append to journal %s: %w", j.id, ErrClosed)
@@ -590,109 +644,48 @@ func (j *Journal) commitLocked(batch []*appendReq) {
 		return
 	}
 	// Number and hash every record of the group in order.
-	seq, head := j.lastSeq, j.lastHash
+	seq, head := j.head.seq, j.head.hash
 	var rows []pendingRow
 	for _, req := range live {
 		req.seqs = make([]int64, len(req.recs))
 		for i, r := range req.recs {
 			seq++
 			r.Seq = seq
-			h := j.hashLocked(head, r)
+			h := j.w.hash(head, r)
 			rows = append(rows, pendingRow{r: r, prev: head, hash: h})
 			req.seqs[i] = seq
 			head = h
 		}
 	}
+	// Readers may see the group committed before it becomes the head.
+	j.hmu.Lock()
+	j.head.pendSeq, j.head.pendHash = seq, head
+	j.hmu.Unlock()
 	// A group is never cut short by one caller's cancellation: its other
 	// records belong to callers still waiting for them (see raw.go).
-	err := j.raw(func(c driver.Conn) error { return j.insertRows(c, rows) })
-	if err != nil && !j.committed(seq, head) {
+	err := j.w.raw(func(c driver.Conn) error { return j.w.insertRows(c, rows) })
+	ok := err == nil || j.committed(seq, head)
+	j.hmu.Lock()
+	if ok {
+		j.head.seq, j.head.hash = seq, head
+	}
+	j.head.pendSeq, j.head.pendHash = 0, [32]byte{}
+	j.hmu.Unlock()
+	if !ok {
 		for _, req := range live {
 			req.seqs = nil
 			req.err = fmt.Errorf("append %s record to journal %s: %w", req.recs[0].Kind, j.id, err)
 		}
-		return
 	}
-	j.lastSeq, j.lastHash = seq, head
 }
 
 // committed reports whether the record (seq, h) is in the database after an
 // Append error: a cancellation can race with a commit that already happened,
-// and the chain head must follow what is on disk.
+// and the chain head must follow what is on disk. j.mu must be held.
 func (j *Journal) committed(seq int64, h [32]byte) bool {
 	var got []byte
-	err := j.conn.QueryRowContext(context.Background(), `SELECT hash FROM records WHERE seq = ?`, seq).Scan(&got)
+	err := j.w.conn.QueryRowContext(context.Background(), `SELECT hash FROM records WHERE seq = ?`, seq).Scan(&got)
 	return err == nil && string(got) == string(h[:])
-}
-
-// Records returns the records of sessionID ("" for every record) in seq
-// order, after verifying the hash chain of the whole journal (incrementally:
-// records verified by an earlier call are re-checked against the hashes
-// verified then). A broken chain returns an error matching ErrTampered and
-// no records.
-func (j *Journal) Records(ctx context.Context, sessionID string) ([]Record, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closed {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, ErrClosed)
-	}
-	return j.sessionRecordsLocked(ctx, sessionID)
-}
-
-// Sessions returns the session IDs in the journal in the order they were
-// first written (placement order), after verifying the chain. Run-level
-// records (RunSession) are not a session and are not listed.
-func (j *Journal) Sessions(ctx context.Context) ([]string, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closed {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, ErrClosed)
-	}
-	if err := j.extendLocked(ctx); err != nil {
-		return nil, err
-	}
-	rows, err := j.conn.QueryContext(ctx, `SELECT session_id FROM records WHERE session_id != ? GROUP BY session_id ORDER BY MIN(seq)`, RunSession)
-	if err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-		}
-		out = append(out, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read journal %s: %w", j.id, err)
-	}
-	return out, nil
-}
-
-// Verify runs SQLite's integrity check and verifies the hash chain.
-func (j *Journal) Verify(ctx context.Context) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closed {
-		return fmt.Errorf("verify journal %s: %w", j.id, ErrClosed)
-	}
-	var res string
-	if err := j.conn.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
-		return fmt.Errorf("verify journal %s: %w", j.id, err)
-	}
-	if res != "ok" {
-		return fmt.Errorf("verify journal %s: the database is damaged (%s)", j.id, res)
-	}
-	// A full check: verify from the first record, not from what was
-	// verified before.
-	saved := j.chain
-	j.chain = chainState{}
-	if err := j.extendLocked(ctx); err != nil {
-		j.chain = saved
-		return err
-	}
-	return nil
 }
 
 // Finish records the run's status ("finished", "cancelled" or "failed") and
@@ -714,26 +707,32 @@ func (j *Journal) Finish(ctx context.Context, status string) error {
 	if j.readOnly {
 		return fmt.Errorf("finish journal %s: it was opened for reading", j.id)
 	}
+	j.rmu.Lock()
+	defer j.rmu.Unlock()
+	// The reader goes first: it cannot hold back the checkpoint below.
+	j.rclosed = true
+	readerErr := j.r.close()
+	j.r = nil
 	ctx = context.WithoutCancel(ctx)
 	err := j.writeHead(ctx, status)
 	if err == nil {
 		// TRUNCATE leaves a zero-length WAL, so the retained journal is one
 		// self-contained file even before the connection closes.
 		var busy, logFrames, done int
-		err = j.conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done)
+		err = j.w.conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done)
 		if err == nil && busy != 0 {
 			err = errors.New("the checkpoint was blocked")
 		}
 	}
 	closeErr := j.closeLocked()
-	if err = errors.Join(err, closeErr); err != nil {
+	if err = errors.Join(err, readerErr, closeErr); err != nil {
 		return fmt.Errorf("finish journal %s: %w", j.id, err)
 	}
 	return nil
 }
 
 func (j *Journal) writeHead(ctx context.Context, status string) error {
-	tx, err := j.conn.BeginTx(ctx, nil)
+	tx, err := j.w.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -741,8 +740,8 @@ func (j *Journal) writeHead(ctx context.Context, status string) error {
 	kv := [][2]string{
 		{"status", status},
 		{"finished_at", time.Now().UTC().Format(time.RFC3339Nano)},
-		{"head_seq", strconv.FormatInt(j.lastSeq, 10)},
-		{"head_hash", hex.EncodeToString(j.lastHash[:])},
+		{"head_seq", strconv.FormatInt(j.head.seq, 10)},
+		{"head_hash", hex.EncodeToString(j.head.hash[:])},
 	}
 	for _, p := range kv {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, p[0], p[1]); err != nil {
@@ -761,14 +760,18 @@ func (j *Journal) Close() error {
 	if j.closed {
 		return nil
 	}
+	j.rmu.Lock()
+	defer j.rmu.Unlock()
 	if err := j.closeLocked(); err != nil {
 		return fmt.Errorf("close journal %s: %w", j.id, err)
 	}
 	return nil
 }
 
+// closeLocked closes both connections and releases the lock. j.mu and j.rmu
+// must be held.
 func (j *Journal) closeLocked() error {
-	j.closed = true
+	j.closed, j.rclosed = true, true
 	errs := []error{j.closeDB()}
 	if j.lock != nil {
 		errs = append(errs, releaseLock(j.lock))

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -64,10 +65,12 @@ func openReader(ctx context.Context, dir, id string) (*Journal, error) {
 			return nil, err
 		}
 	}
-	if err := j.openConn(ctx, true); err != nil {
+	r, err := openConn(ctx, j.dbPath, openedConn)
+	if err != nil {
 		return nil, err
 	}
-	if err := j.readMeta(ctx); err != nil {
+	j.r = r
+	if err := j.readMeta(ctx, r.conn); err != nil {
 		_ = j.closeDB()
 		return nil, err
 	}
@@ -81,8 +84,10 @@ type missingError struct{ dir string }
 func (e *missingError) Error() string { return "there is no such run in " + e.dir }
 func (e *missingError) Unwrap() error { return fs.ErrNotExist }
 
-func (j *Journal) readMeta(ctx context.Context) error {
-	rows, err := j.conn.QueryContext(ctx, `SELECT key, value FROM meta`)
+// readMeta reads the meta on conn and, for a finished run, the head
+// Finish recorded. The Journal must not be shared yet.
+func (j *Journal) readMeta(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, `SELECT key, value FROM meta`)
 	if err != nil {
 		return fmt.Errorf("read meta: %w", err)
 	}
@@ -120,12 +125,12 @@ func (j *Journal) readMeta(ctx context.Context) error {
 		return fmt.Errorf("the recorded chain head %q is not a number", m["head_seq"])
 	}
 	h, err := hex.DecodeString(m["head_hash"])
-	if err != nil || len(h) != len(j.lastHash) {
+	if err != nil || len(h) != len(j.head.hash) {
 		return fmt.Errorf("the recorded chain head hash %q is malformed", m["head_hash"])
 	}
-	j.lastSeq = seq
-	copy(j.lastHash[:], h)
-	j.haveHead = true
+	j.head.seq = seq
+	copy(j.head.hash[:], h)
+	j.head.known = true
 	return nil
 }
 

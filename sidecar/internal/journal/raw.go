@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"database/sql/driver"
 	"encoding/binary"
 	"errors"
@@ -12,14 +13,14 @@ import (
 
 // The statements every turn runs (the append, the transaction around a
 // group of appends, and the verification reads) are prepared once on the
-// Journal's one connection and driven at the driver level, inside
-// sql.Conn.Raw. database/sql's per-statement machinery (a connection grab,
+// connection they run on (the writer's, or the reader's: reader.go) and
+// driven at the driver level, inside sql.Conn.Raw. database/sql's per-statement machinery (a connection grab,
 // a retry loop, locks, argument conversion, a watcher goroutine per
 // cancellable context in both database/sql and the driver, and a copy of
 // every []byte it scans) cost more CPU per turn than SQLite's own work.
 //
 // Nothing about what is written or read changes: the same SQL, the same
-// connection, the same WAL commit. The statements run under a context that
+// WAL commit. The statements run under a context that
 // is never cancelled, so a commit that has started is never cut short (as
 // a group commit never was); the caller's context is checked before it
 // starts. A lock wait is bounded by busy_timeout as before.
@@ -45,9 +46,10 @@ type rawStmt interface {
 	driver.StmtQueryContext
 }
 
-// rawState is the driver-level state of a Journal: the prepared statements
-// and the buffers reused by every append and read. Guarded by j.mu; the
-// statements are used only inside j.raw.
+// rawState is the driver-level state of one connection: the prepared
+// statements and the buffers reused by every append and read. Guarded by the
+// lock that guards its connection (the writer's j.mu, the reader's j.rmu);
+// the statements are used only inside raw.
 type rawState struct {
 	stmts map[string]rawStmt
 	args  [recordColumns]driver.NamedValue
@@ -56,14 +58,42 @@ type rawState struct {
 	hashBuf []byte
 }
 
-// raw runs f on the Journal's connection at the driver level. j.mu must be
-// held, and f must not use j.conn's own methods (they wait for the
-// connection f holds).
-func (j *Journal) raw(f func(c driver.Conn) error) error {
-	if j.conn == nil {
-		return errors.New("the journal has no connection")
+// dbConn is one SQLite connection of a Journal, held for its lifetime: the
+// hot statements run on it at the driver level, the rest through its
+// database/sql methods. A Journal being written has two: the writer, which
+// commits, and the reader, which verification reads on (see reader.go).
+type dbConn struct {
+	db   *sql.DB
+	conn *sql.Conn
+	rs   rawState
+}
+
+// newDBConn takes db's one connection; on an error db is closed.
+func newDBConn(ctx context.Context, db *sql.DB) (*dbConn, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return j.conn.Raw(func(dc any) error {
+	return &dbConn{db: db, conn: conn}, nil
+}
+
+// close closes the prepared statements, the connection and the database,
+// in that order (a statement left open would keep SQLite's file open). It
+// is safe on nil.
+func (d *dbConn) close() error {
+	if d == nil {
+		return nil
+	}
+	errs := []error{d.closeRaw(), d.conn.Close(), d.db.Close()}
+	return errors.Join(errs...)
+}
+
+// raw runs f on the connection at the driver level. The lock guarding d
+// must be held, and f must not use d.conn's own methods (they wait for the
+// connection f holds).
+func (d *dbConn) raw(f func(c driver.Conn) error) error {
+	return d.conn.Raw(func(dc any) error {
 		c, ok := dc.(driver.Conn)
 		if !ok {
 			return fmt.Errorf("the SQLite driver connection is a %T", dc)
@@ -73,9 +103,9 @@ func (j *Journal) raw(f func(c driver.Conn) error) error {
 }
 
 // prepared returns the statement q on c, preparing it on first use. Only
-// inside j.raw.
-func (j *Journal) prepared(c driver.Conn, q string) (rawStmt, error) {
-	if st, ok := j.rs.stmts[q]; ok {
+// inside d.raw.
+func (d *dbConn) prepared(c driver.Conn, q string) (rawStmt, error) {
+	if st, ok := d.rs.stmts[q]; ok {
 		return st, nil
 	}
 	pc, ok := c.(driver.ConnPrepareContext)
@@ -91,16 +121,16 @@ func (j *Journal) prepared(c driver.Conn, q string) (rawStmt, error) {
 		_ = ds.Close()
 		return nil, fmt.Errorf("the SQLite driver statement %T does not take a context", ds)
 	}
-	if j.rs.stmts == nil {
-		j.rs.stmts = make(map[string]rawStmt)
+	if d.rs.stmts == nil {
+		d.rs.stmts = make(map[string]rawStmt)
 	}
-	j.rs.stmts[q] = st
+	d.rs.stmts[q] = st
 	return st, nil
 }
 
 // execRaw runs q on c with args.
-func (j *Journal) execRaw(c driver.Conn, q string, args []driver.NamedValue) error {
-	st, err := j.prepared(c, q)
+func (d *dbConn) execRaw(c driver.Conn, q string, args []driver.NamedValue) error {
+	st, err := d.prepared(c, q)
 	if err != nil {
 		return err
 	}
@@ -112,31 +142,31 @@ func (j *Journal) execRaw(c driver.Conn, q string, args []driver.NamedValue) err
 // BEGIN IMMEDIATE … COMMIT transaction for more. On an error nothing of it
 // is committed (unless the COMMIT itself took effect, which the caller
 // checks).
-func (j *Journal) insertRows(c driver.Conn, rows []pendingRow) error {
+func (d *dbConn) insertRows(c driver.Conn, rows []pendingRow) error {
 	insert := func(x *pendingRow) error {
-		a := &j.rs.args
+		a := &d.rs.args
 		vals := [recordColumns]driver.Value{x.r.Seq, x.r.SessionID, int64(x.r.Turn), string(x.r.Kind), int64(x.r.Version), x.r.Payload, x.prev[:], x.hash[:]}
 		for i, v := range vals {
 			a[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 		}
-		return j.execRaw(c, insertRecord, a[:])
+		return d.execRaw(c, insertRecord, a[:])
 	}
 	if len(rows) == 1 {
 		return insert(&rows[0])
 	}
-	if err := j.execRaw(c, beginImmediate, nil); err != nil {
+	if err := d.execRaw(c, beginImmediate, nil); err != nil {
 		return err
 	}
 	for i := range rows {
 		if err := insert(&rows[i]); err != nil {
-			_ = j.execRaw(c, rollbackTx, nil)
+			_ = d.execRaw(c, rollbackTx, nil)
 			return err
 		}
 	}
-	if err := j.execRaw(c, commitTx, nil); err != nil {
+	if err := d.execRaw(c, commitTx, nil); err != nil {
 		// A COMMIT that failed may leave the transaction open; a ROLLBACK
 		// when none is open fails harmlessly.
-		_ = j.execRaw(c, rollbackTx, nil)
+		_ = d.execRaw(c, rollbackTx, nil)
 		return err
 	}
 	return nil
@@ -150,9 +180,11 @@ type pendingRow struct {
 
 // queryRecords runs the record query q with args on c and calls each for
 // every row, in order. The row's Record fields are fresh; prevHash and hash
-// are valid only during the call.
-func (j *Journal) queryRecords(c driver.Conn, q string, args []driver.NamedValue, each func(r Record, prevHash, hash []byte) error) (err error) {
-	st, err := j.prepared(c, q)
+// are valid only during the call. Closing the rows resets the statement, so
+// no read transaction outlives the call (one would hold back checkpoints).
+// id names the journal in a tampering error.
+func (d *dbConn) queryRecords(c driver.Conn, id, q string, args []driver.NamedValue, each func(r Record, prevHash, hash []byte) error) (err error) {
+	st, err := d.prepared(c, q)
 	if err != nil {
 		return err
 	}
@@ -165,14 +197,14 @@ func (j *Journal) queryRecords(c driver.Conn, q string, args []driver.NamedValue
 			err = cerr
 		}
 	}()
-	dest := j.rs.dest[:]
+	dest := d.rs.dest[:]
 	for {
 		if err := rows.Next(dest); errors.Is(err, io.EOF) {
 			return nil
 		} else if err != nil {
 			return err
 		}
-		r, prevHash, hash, err := j.recordFrom(dest)
+		r, prevHash, hash, err := recordFrom(id, dest)
 		if err != nil {
 			return err
 		}
@@ -185,13 +217,13 @@ func (j *Journal) queryRecords(c driver.Conn, q string, args []driver.NamedValue
 // recordFrom is the record of one row of a record query. A column of a type
 // the writer never stores can only be an edit of the file: it is reported
 // as tampering.
-func (j *Journal) recordFrom(v []driver.Value) (r Record, prevHash, hash []byte, err error) {
+func recordFrom(id string, v []driver.Value) (r Record, prevHash, hash []byte, err error) {
 	seq, ok0 := v[0].(int64)
 	turn, ok2 := v[2].(int64)
 	version, ok4 := v[4].(int64)
 	if !ok0 || !ok2 || !ok4 {
 		s, _ := v[0].(int64)
-		return Record{}, nil, nil, &TamperedError{RunID: j.id, Seq: s, Reason: "a number column holds something else"}
+		return Record{}, nil, nil, &TamperedError{RunID: id, Seq: s, Reason: "a number column holds something else"}
 	}
 	r = Record{Seq: seq, SessionID: textOf(v[1]), Turn: int(turn), Kind: Kind(textOf(v[3])), Version: int(version), Payload: bytesOf(v[5])}
 	if r.Payload == nil {
@@ -223,19 +255,19 @@ func bytesOf(v driver.Value) []byte {
 	return nil
 }
 
-// closeRaw closes the prepared driver statements. j.mu must be held.
-func (j *Journal) closeRaw() error {
-	if len(j.rs.stmts) == 0 {
+// closeRaw closes the prepared driver statements.
+func (d *dbConn) closeRaw() error {
+	if len(d.rs.stmts) == 0 {
 		return nil
 	}
 	var errs []error
-	err := j.raw(func(driver.Conn) error {
-		for _, st := range j.rs.stmts {
+	err := d.raw(func(driver.Conn) error {
+		for _, st := range d.rs.stmts {
 			errs = append(errs, st.Close())
 		}
 		return nil
 	})
-	j.rs.stmts = nil
+	d.rs.stmts = nil
 	return errors.Join(append(errs, err)...)
 }
 
@@ -255,13 +287,13 @@ func appendHashInput(buf []byte, prev [32]byte, r Record) []byte {
 	return append(buf, r.Payload...)
 }
 
-// hashLocked is Hash with the Journal's reused input buffer. j.mu must be
-// held.
-func (j *Journal) hashLocked(prev [32]byte, r Record) [32]byte {
-	j.rs.hashBuf = appendHashInput(j.rs.hashBuf[:0], prev, r)
-	if cap(j.rs.hashBuf) > 1<<20 {
+// hash is Hash with the connection's reused input buffer. The lock guarding
+// d must be held.
+func (d *dbConn) hash(prev [32]byte, r Record) [32]byte {
+	d.rs.hashBuf = appendHashInput(d.rs.hashBuf[:0], prev, r)
+	if cap(d.rs.hashBuf) > 1<<20 {
 		// A rare huge record does not pin its buffer for the whole run.
-		defer func() { j.rs.hashBuf = nil }()
+		defer func() { d.rs.hashBuf = nil }()
 	}
-	return sha256.Sum256(j.rs.hashBuf)
+	return sha256.Sum256(d.rs.hashBuf)
 }

@@ -240,11 +240,11 @@ func readMeta(dir string, f *family, running bool) (RunMeta, string, error) {
 		return RunMeta{}, "", fmt.Errorf("read meta of %s: %w", f.id, err)
 	}
 	db.SetMaxOpenConns(1)
-	if err := j.attach(context.Background(), db); err != nil {
+	if j.r, err = newDBConn(context.Background(), db); err != nil {
 		return RunMeta{}, "", fmt.Errorf("read meta of %s: %w", f.id, err)
 	}
 	defer j.closeDB()
-	if err := j.readMeta(context.Background()); err != nil {
+	if err := j.readMeta(context.Background(), j.r.conn); err != nil {
 		return RunMeta{}, "", err
 	}
 	return j.meta, j.status, nil

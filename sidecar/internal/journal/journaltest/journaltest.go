@@ -16,6 +16,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,28 @@ func RehashChain(t testing.TB, dbPath string) {
 	if err := tx.Commit(); err != nil {
 		t.Fatalf("journaltest: rehash %s: %v", dbPath, err)
 	}
+}
+
+// AppendForged appends r after the last record with raw SQL, numbered and
+// chained onto it as the journal would chain it: a record the journal's
+// writer never wrote, whose chain still verifies.
+func AppendForged(t testing.TB, dbPath string, r journal.Record) {
+	t.Helper()
+	db := open(t, dbPath)
+	defer db.Close()
+	var prev [32]byte
+	var seq int64
+	var last []byte
+	err := db.QueryRow(`SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1`).Scan(&seq, &last)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("journaltest: append to %s: %v", dbPath, err)
+	}
+	copy(prev[:], last)
+	r.Seq = seq + 1
+	h := journal.Hash(prev, r)
+	res, err := db.Exec(`INSERT INTO records (seq, session_id, turn, kind, version, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.Seq, r.SessionID, r.Turn, string(r.Kind), r.Version, r.Payload, prev[:], h[:])
+	mustOne(t, res, err, "append record", r.Seq)
 }
 
 func open(t testing.TB, dbPath string) *sql.DB {
