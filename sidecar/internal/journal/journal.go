@@ -177,6 +177,16 @@ type Journal struct {
 	// createdDB: Create renamed the database into place (so a failed Create
 	// removes it).
 	createdDB bool
+	// sinceCk counts commits since the last checkpoint was started.
+	sinceCk int
+
+	// ckwg counts the checkpoints started and not finished (checkpoint.go);
+	// Add is called under mu, Wait under mu.
+	ckwg sync.WaitGroup
+	// cmu guards the checkpoint connection ck and ckClosed.
+	cmu      sync.Mutex
+	ck       *dbConn
+	ckClosed bool
 
 	// hmu guards head. head is written with both mu and hmu held (so the
 	// writer may read it under mu alone) and read by readers under hmu.
@@ -399,6 +409,9 @@ const (
 	// readerConn reads a running Journal's records back beside its writer:
 	// read-only, a small page cache.
 	readerConn
+	// checkpointConn runs the checkpoints beside the writer
+	// (checkpoint.go): synchronous=NORMAL, as the writer's, a small cache.
+	checkpointConn
 	// openedConn reads a retained journal (Open, ReadConversation):
 	// read-only, SQLite's default page cache.
 	openedConn
@@ -421,6 +434,10 @@ func openDB(path string, role connRole) (*sql.DB, error) {
 		// and was most of kmx test's memory beyond the Go heap
 		// (docs/benchmarks.md, "Runner").
 		q.Add("_pragma", "cache_size(-256)")
+		q.Set("_synchronous", "NORMAL")
+		q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(ckBackstopPages)+")")
+	case checkpointConn:
+		q.Add("_pragma", "cache_size("+strconv.Itoa(-readerCacheKiB)+")")
 		q.Set("_synchronous", "NORMAL")
 	case readerConn:
 		q.Set("_query_only", "1")
@@ -587,7 +604,11 @@ func (j *Journal) AppendAll(ctx context.Context, recs []Record) ([]int64, error)
 
 	j.mu.Lock()
 	j.commitLocked(batch)
+	ck := j.countCommitLocked()
 	j.mu.Unlock()
+	if ck {
+		j.startCheckpoint()
+	}
 
 	// The first request that queued meanwhile leads the next group; the
 	// others of this group return. Neither waits for the journal's lock
@@ -709,9 +730,10 @@ func (j *Journal) Finish(ctx context.Context, status string) error {
 	}
 	j.rmu.Lock()
 	defer j.rmu.Unlock()
-	// The reader goes first: it cannot hold back the checkpoint below.
+	// The reader and the checkpointer go first: neither can then hold
+	// back the checkpoint below.
 	j.rclosed = true
-	readerErr := j.r.close()
+	readerErr := errors.Join(j.r.close(), j.closeCheckpointerLocked())
 	j.r = nil
 	ctx = context.WithoutCancel(ctx)
 	err := j.writeHead(ctx, status)
@@ -772,7 +794,7 @@ func (j *Journal) Close() error {
 // must be held.
 func (j *Journal) closeLocked() error {
 	j.closed, j.rclosed = true, true
-	errs := []error{j.closeDB()}
+	errs := []error{j.closeCheckpointerLocked(), j.closeDB()}
 	if j.lock != nil {
 		errs = append(errs, releaseLock(j.lock))
 	}

@@ -27,9 +27,10 @@ func openFilesUnder(t *testing.T, dir string) int {
 }
 
 // TestFinishAndCloseReleaseEveryFile: the statements prepared on the
-// journal's connection are closed with it, so SQLite closes the database,
-// -wal and -shm files; a statement left open would keep them open (SQLite
-// defers the close until its last statement is finalized).
+// journal's connections (writer, reader, checkpointer) are closed with
+// them, so SQLite closes the database, -wal and -shm files; a statement
+// left open would keep them open (SQLite defers the close until its last
+// statement is finalized).
 func TestFinishAndCloseReleaseEveryFile(t *testing.T) {
 	ctx := context.Background()
 	dir := privateDir(t)
@@ -37,7 +38,11 @@ func TestFinishAndCloseReleaseEveryFile(t *testing.T) {
 		dir = real
 	}
 	j := create(t, dir)
-	turn(t, j, "s1", 1)
+	// Enough commits (60 turns of 5) that a checkpoint connection is
+	// opened beside the writer too.
+	for i := range 60 {
+		turn(t, j, "s1", i+1)
+	}
 	if _, err := j.Records(ctx, "s1"); err != nil {
 		t.Fatal(err)
 	}

@@ -142,3 +142,49 @@ func TestReaderHoldsNoReadTransactionBetweenReads(t *testing.T) {
 		t.Fatal("the reader connection could write")
 	}
 }
+
+// TestCheckpointsRunOffTheWritersLock: a checkpoint runs on its own
+// connection while the writer's lock is held (as during a commit) and
+// copies the whole WAL into the database; every ckEveryCommits commits the
+// group's leader starts one; Finish waits for it and closes its
+// connection.
+func TestCheckpointsRunOffTheWritersLock(t *testing.T) {
+	ctx := context.Background()
+	j, err := Create(ctx, privateTemp(t), internalMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	appendTurn(t, j, "s1")
+
+	j.mu.Lock()
+	frames, done, err := j.checkpoint()
+	j.mu.Unlock()
+	if err != nil || frames == 0 || done != frames {
+		t.Fatalf("checkpoint during a commit: %d of %d frames, %v; want all", done, frames, err)
+	}
+
+	for i := 0; i < ckEveryCommits; i++ {
+		if _, err := j.Append(ctx, Record{SessionID: "s2", Turn: 1, Kind: KindTurnStarted, Version: SchemaVersion, Payload: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.mu.Lock()
+	j.ckwg.Wait() // the checkpoint the last commits started
+	j.cmu.Lock()
+	started := j.ck != nil
+	j.cmu.Unlock()
+	j.mu.Unlock()
+	if !started {
+		t.Fatal("no checkpoint was started after ckEveryCommits commits")
+	}
+	if recs, err := j.Records(ctx, ""); err != nil || len(recs) != 5+ckEveryCommits {
+		t.Fatalf("after the checkpoint: %d records, %v", len(recs), err)
+	}
+	if err := j.Finish(ctx, StatusFinished); err != nil {
+		t.Fatal(err)
+	}
+	if j.ck != nil || !j.ckClosed {
+		t.Fatal("Finish left the checkpoint connection open")
+	}
+}
