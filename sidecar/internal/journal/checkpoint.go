@@ -36,9 +36,9 @@ const (
 	ckBackstopPages = 2000
 )
 
-// countCommitLocked counts a commit and reports whether it is time for a
-// checkpoint; if so, a checkpoint is registered with ckwg, and the caller
-// must start it (startCheckpoint). j.mu must be held.
+// countCommitLocked counts a commit that wrote records and reports whether
+// it is time for a checkpoint; if so, a checkpoint is registered with ckwg,
+// and the caller must start it (startCheckpoint). j.mu must be held.
 func (j *Journal) countCommitLocked() bool {
 	j.sinceCk++
 	if j.sinceCk < ckEveryCommits || j.closed {

@@ -151,11 +151,12 @@ func Hash(prev [32]byte, r Record) [32]byte {
 // Journal is one run's journal, either being written (Create) or retained
 // and opened for reading (Open). Its methods are safe for concurrent use.
 //
-// A Journal being written has two connections to its database: the writer,
-// which commits (under mu), and the reader, on which verification reads the
-// records back (under rmu), so a read-back never waits for a commit nor a
-// commit for a read-back (reader.go). A Journal opened for reading has the
-// reader only. Lock order: mu, then rmu, then hmu.
+// A Journal being written has up to three connections to its database: the
+// writer, which commits (under mu); the reader, on which verification reads
+// the records back while a commit is in progress (under rmu, reader.go);
+// and the checkpointer, which copies the WAL into the database beside the
+// writer (under cmu, checkpoint.go). A Journal opened for reading has the
+// reader only. Lock order: mu, then rmu, then cmu, then hmu.
 type Journal struct {
 	dir, id, dbPath string
 	meta            RunMeta
@@ -603,8 +604,7 @@ func (j *Journal) AppendAll(ctx context.Context, recs []Record) ([]int64, error)
 	j.qmu.Unlock()
 
 	j.mu.Lock()
-	j.commitLocked(batch)
-	ck := j.countCommitLocked()
+	ck := j.commitLocked(batch) && j.countCommitLocked()
 	j.mu.Unlock()
 	if ck {
 		j.startCheckpoint()
@@ -646,8 +646,9 @@ type appendReq struct {
 
 // commitLocked commits the requests of one group in one transaction (a
 // lone single record in one autocommit INSERT) and sets each one's result. A
-// request whose context has already ended is not written. j.mu must be held.
-func (j *Journal) commitLocked(batch []*appendReq) {
+// request whose context has already ended is not written. It reports whether
+// anything was committed. j.mu must be held.
+func (j *Journal) commitLocked(batch []*appendReq) bool {
 	var live []*appendReq
 	for _, req := range batch {
 		switch {
@@ -662,7 +663,7 @@ func (j *Journal) commitLocked(batch []*appendReq) {
 		}
 	}
 	if len(live) == 0 {
-		return
+		return false
 	}
 	// Number and hash every record of the group in order.
 	seq, head := j.head.seq, j.head.hash
@@ -698,6 +699,7 @@ func (j *Journal) commitLocked(batch []*appendReq) {
 			req.err = fmt.Errorf("append %s record to journal %s: %w", req.recs[0].Kind, j.id, err)
 		}
 	}
+	return ok
 }
 
 // committed reports whether the record (seq, h) is in the database after an

@@ -181,6 +181,28 @@ func TestCheckpointsRunOffTheWritersLock(t *testing.T) {
 	if recs, err := j.Records(ctx, ""); err != nil || len(recs) != 5+ckEveryCommits {
 		t.Fatalf("after the checkpoint: %d records, %v", len(recs), err)
 	}
+	// Appends refused (a journal opened for reading) commit nothing and
+	// start no checkpoint: a reader never writes the database.
+	o, err := Open(ctx, j.dir, j.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for i := 0; i <= ckEveryCommits; i++ {
+		if _, err := o.Append(ctx, Record{SessionID: "s3", Turn: 1, Kind: KindTurnStarted, Version: SchemaVersion, Payload: []byte(`{}`)}); err == nil {
+			t.Fatal("an append to a journal opened for reading succeeded")
+		}
+	}
+	o.mu.Lock()
+	o.ckwg.Wait()
+	o.mu.Unlock()
+	if o.ck != nil || o.sinceCk != 0 {
+		t.Fatalf("refused appends counted as commits (%d) or opened a checkpoint connection", o.sinceCk)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+
 	if err := j.Finish(ctx, StatusFinished); err != nil {
 		t.Fatal(err)
 	}
