@@ -189,6 +189,7 @@ func (j *Journal) extendOne(r *dbConn, c *chainState, rec Record, prevHash, hash
 	}
 	c.hashes = append(c.hashes, h)
 	c.head, c.seq = h, rec.Seq
+	c.note(rec)
 	return nil
 }
 
@@ -254,14 +255,18 @@ func (j *Journal) checkVerified(r *dbConn, rec Record, prevHash, hash []byte) er
 // sessionRecordsLocked returns one session's records (every record for "")
 // in seq order, each checked against the verified chain. j.rmu must be held;
 // r is the reader. Either way it is a single query, so a single snapshot:
-// the rows after the verified prefix extend the chain, and the rows before
-// it are re-checked against the hashes verified then. With two reads
-// (extend, then read), a record committed in between would be read but not
-// verified, and an honest journal still being written would look altered.
+// the session's rows within its verified span (chainState.spans) are
+// re-checked against the hashes verified then, and the rows after the
+// verified prefix extend the chain. With two reads (extend, then read), a
+// record committed in between would be read but not verified, and an honest
+// journal still being written would look altered.
 func (j *Journal) sessionRecordsLocked(r *dbConn, sessionID string) ([]Record, error) {
-	q, args := selectSessionAndAfter, r.rs.args[:2]
-	args[0] = driver.NamedValue{Ordinal: 1, Value: j.chain.seq}
-	args[1] = driver.NamedValue{Ordinal: 2, Value: sessionID}
+	sp := j.chain.spanOf(sessionID)
+	q, args := selectSpanAndAfter, r.rs.args[:4]
+	args[0] = driver.NamedValue{Ordinal: 1, Value: sp.first}
+	args[1] = driver.NamedValue{Ordinal: 2, Value: sp.last}
+	args[2] = driver.NamedValue{Ordinal: 3, Value: sessionID}
+	args[3] = driver.NamedValue{Ordinal: 4, Value: j.chain.seq}
 	if sessionID == "" {
 		q, args = selectAll, nil
 	}
