@@ -278,34 +278,46 @@ type decodedChunk struct {
 }
 
 // decodeAhead returns the chunks' decodes in order, one per call. With more
-// than one chunk and more than one processor, a goroutine decodes the next
-// chunk while the caller checks the current one (decodeEntry reads only
-// the chunk's text), so a large file's parse takes about the longer of the
-// two halves instead of their sum; the unbuffered hand-off keeps at most
-// two chunk trees alive besides the one being built. The goroutine ends
-// when stop is closed, so a caller that gives up early (a chunk that does
-// not decode alone) leaves nothing running.
+// than one chunk and more than one processor, goroutines decode the chunks
+// ahead while the caller checks the current one (decodeEntry reads only
+// the chunk's text): one per processor, chunk i on goroutine i modulo
+// their number, each handing its chunks over in order on its own
+// unbuffered channel. So a large file's parse takes about its decoding
+// shared among the processors, or the checks, whichever is longer,
+// instead of their sum; and at most two trees per goroutine are alive
+// (one handed over, one being built) besides the one being checked. The
+// goroutines end when stop is closed, so a caller that gives up early (a
+// chunk that does not decode alone) leaves nothing running.
 func decodeAhead(spans [][2]int, text func([2]int) string, stop <-chan struct{}) func() decodedChunk {
 	n := 0
-	if len(spans) < 2 || runtime.GOMAXPROCS(0) < 2 {
+	workers := min(runtime.GOMAXPROCS(0), len(spans))
+	if workers < 2 {
 		return func() decodedChunk {
 			root, err := decodeEntry(text(spans[n]))
 			n++
 			return decodedChunk{root, err}
 		}
 	}
-	out := make(chan decodedChunk)
-	go func() {
-		for _, s := range spans {
-			root, err := decodeEntry(text(s))
-			select {
-			case out <- decodedChunk{root, err}:
-			case <-stop:
-				return
+	outs := make([]chan decodedChunk, workers)
+	for w := range outs {
+		out := make(chan decodedChunk)
+		outs[w] = out
+		go func() {
+			for i := w; i < len(spans); i += workers {
+				root, err := decodeEntry(text(spans[i]))
+				select {
+				case out <- decodedChunk{root, err}:
+				case <-stop:
+					return
+				}
 			}
-		}
-	}()
-	return func() decodedChunk { return <-out }
+		}()
+	}
+	return func() decodedChunk {
+		c := <-outs[n%workers]
+		n++
+		return c
+	}
 }
 
 // remember memoises what the checks of entry e added (diagnostics from d0,
