@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -130,13 +131,7 @@ func TestNextTurnRefusalEndsTheStream(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := &echoModel{}
-			c := dial(t, func(string, route.Identity) (route.Model, error) { return m, nil })
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			stream, err := c.Turn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			stream := turnStreamOn(t, m)
 			runOn(t, stream, chatRequest(PurposeAgent, "x"), nil)
 			if err := stream.Send(in); err != nil {
 				t.Fatal(err)
@@ -151,18 +146,26 @@ func TestNextTurnRefusalEndsTheStream(t *testing.T) {
 	}
 }
 
+// turnStreamOn opens a Turn stream on a harness whose every model is m; the
+// stream ends with the test.
+func turnStreamOn(t *testing.T, m route.Model) grpc.BidiStreamingClient[sessionspb.HarnessInput, sessionspb.HarnessEvent] {
+	t.Helper()
+	c := dial(t, func(string, route.Identity) (route.Model, error) { return m, nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	stream, err := c.Turn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stream
+}
+
 // A turn is bounded by the deadline in its request, not by the stream's:
 // the model call in flight sees it, the turn ends cancelled with the
 // deadline's text and the stream ends with DeadlineExceeded.
 func TestTurnDeadlineComesWithTheRequest(t *testing.T) {
 	m := &blockingModel{started: make(chan struct{}), observed: make(chan struct{})}
-	c := dial(t, func(string, route.Identity) (route.Model, error) { return m, nil })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stream, err := c.Turn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := turnStreamOn(t, m)
 	req := chatRequest(PurposeAgent, "x")
 	req.DeadlineUnixNano = time.Now().Add(50 * time.Millisecond).UnixNano()
 	if err := stream.Send(&sessionspb.HarnessInput{Input: &sessionspb.HarnessInput_Start{Start: req}}); err != nil {

@@ -81,20 +81,26 @@ func BenchmarkAppendTurn(b *testing.B) {
 	}
 }
 
+// turnJournal is a new journal for the turn benchmarks, the context their
+// calls run under (cancellable, as a gRPC request's is) and one turn's
+// five payloads.
+func turnJournal(b *testing.B) (*journal.Journal, context.Context, [5][]byte) {
+	j, err := journal.Create(context.Background(), privateDir(b), testMeta())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	return j, ctx, turnPayloads(b, "00000000-0000-0000-0000-000000000000")
+}
+
 // BenchmarkTurnCommits measures one op = what the Sessions service does
 // with the journal per example: two AppendAll commits (session.placed,
 // turn.started and model.request before the send; model.completion and
 // turn.terminal after it) and one verified read-back of the session, each
 // under a cancellable context as a gRPC request's is.
 func BenchmarkTurnCommits(b *testing.B) {
-	dir := privateDir(b)
-	j, err := journal.Create(context.Background(), dir, testMeta())
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	payloads := turnPayloads(b, "00000000-0000-0000-0000-000000000000")
+	j, ctx, payloads := turnJournal(b)
 	turns := 0
 	cpu0, haveCPU := cpuTime()
 	b.ReportAllocs()
@@ -131,14 +137,7 @@ func BenchmarkTurnCommits(b *testing.B) {
 // goroutines. Commits group and read-backs run beside them, so wall time
 // per op (ns/op) is the figure to compare with CPU per op.
 func BenchmarkTurnCommitsConcurrent(b *testing.B) {
-	dir := privateDir(b)
-	j, err := journal.Create(context.Background(), dir, testMeta())
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	payloads := turnPayloads(b, "00000000-0000-0000-0000-000000000000")
+	j, ctx, payloads := turnJournal(b)
 	var turns atomic.Int64
 	cpu0, haveCPU := cpuTime()
 	b.ReportAllocs()

@@ -8,6 +8,19 @@ import (
 	"time"
 )
 
+// journalWithTurn is a new journal, closed when the test ends, holding one
+// chat turn of session.
+func journalWithTurn(t *testing.T, session string) *Journal {
+	t.Helper()
+	j, err := Create(context.Background(), privateTemp(t), internalMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	appendTurn(t, j, session)
+	return j
+}
+
 // appendTurn commits the five records of one chat turn of session.
 func appendTurn(t *testing.T, j *Journal, session string) {
 	t.Helper()
@@ -27,12 +40,8 @@ func appendTurn(t *testing.T, j *Journal, session string) {
 // reader, the read-back waited for the writer's lock: this test hung.
 func TestReadBackRunsWhileACommitIsInProgress(t *testing.T) {
 	ctx := context.Background()
-	j, err := Create(ctx, privateTemp(t), internalMeta())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	appendTurn(t, j, "s1")
+	j := journalWithTurn(t, "s1")
+	var err error
 
 	// A commit of one more s1 record, stopped before its COMMIT.
 	j.mu.Lock()
@@ -99,12 +108,8 @@ func TestReadBackRunsWhileACommitIsInProgress(t *testing.T) {
 // for the whole run. Its page cache is small.
 func TestReaderHoldsNoReadTransactionBetweenReads(t *testing.T) {
 	ctx := context.Background()
-	j, err := Create(ctx, privateTemp(t), internalMeta())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	appendTurn(t, j, "s1")
+	j := journalWithTurn(t, "s1")
+	var err error
 	appendTurn(t, j, "s2")
 	// The writer's lock held, as during a commit: the read-back goes to
 	// the reader.
@@ -150,12 +155,8 @@ func TestReaderHoldsNoReadTransactionBetweenReads(t *testing.T) {
 // connection.
 func TestCheckpointsRunOffTheWritersLock(t *testing.T) {
 	ctx := context.Background()
-	j, err := Create(ctx, privateTemp(t), internalMeta())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	appendTurn(t, j, "s1")
+	j := journalWithTurn(t, "s1")
+	var err error
 
 	j.mu.Lock()
 	frames, done, err := j.checkpoint()

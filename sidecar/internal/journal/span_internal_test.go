@@ -15,12 +15,7 @@ import (
 // unbounded above).
 func TestSessionReadBackIsARangeOfTheRowid(t *testing.T) {
 	ctx := context.Background()
-	j, err := Create(ctx, privateTemp(t), internalMeta())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	appendTurn(t, j, "s1")
+	j := journalWithTurn(t, "s1")
 	rows, err := j.w.conn.QueryContext(ctx, "EXPLAIN QUERY PLAN "+selectSpanAndAfter, 1, 5, "s1", 5)
 	if err != nil {
 		t.Fatal(err)
