@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // The statements every turn runs (the append, the transaction around a
@@ -52,8 +53,11 @@ type rawStmt interface {
 // the statements are used only inside raw.
 type rawState struct {
 	stmts map[string]rawStmt
-	args  [recordColumns]driver.NamedValue
-	dest  [recordColumns]driver.Value
+	// inserts[n] is the text of the INSERT of n rows, margs its arguments.
+	inserts [maxRowsPerInsert + 1]string
+	margs   []driver.NamedValue
+	args    [recordColumns]driver.NamedValue
+	dest    [recordColumns]driver.Value
 	// hashBuf is the hash input of one record, reused.
 	hashBuf []byte
 }
@@ -138,30 +142,31 @@ func (d *dbConn) execRaw(c driver.Conn, q string, args []driver.NamedValue) erro
 	return err
 }
 
-// insertRows writes rows on c: one autocommit INSERT for a single row, one
-// BEGIN IMMEDIATE … COMMIT transaction for more. On an error nothing of it
-// is committed (unless the COMMIT itself took effect, which the caller
+// maxRowsPerInsert caps the rows of one INSERT statement (8 parameters a
+// row, far below SQLite's limit of 32,766): a group of up to this many
+// rows, which is nearly every group, commits as one statement.
+const maxRowsPerInsert = 16
+
+// insertRows writes rows on c: up to maxRowsPerInsert rows as one
+// autocommit INSERT of them all (a statement is atomic, so it is their
+// transaction, without a BEGIN and a COMMIT to run), more as a BEGIN
+// IMMEDIATE … COMMIT transaction of such statements. On an error nothing of
+// it is committed (unless the COMMIT itself took effect, which the caller
 // checks).
 func (d *dbConn) insertRows(c driver.Conn, rows []pendingRow) error {
-	insert := func(x *pendingRow) error {
-		a := &d.rs.args
-		vals := [recordColumns]driver.Value{x.r.Seq, x.r.SessionID, int64(x.r.Turn), string(x.r.Kind), int64(x.r.Version), x.r.Payload, x.prev[:], x.hash[:]}
-		for i, v := range vals {
-			a[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
-		}
-		return d.execRaw(c, insertRecord, a[:])
-	}
-	if len(rows) == 1 {
-		return insert(&rows[0])
+	if len(rows) <= maxRowsPerInsert {
+		return d.insertStatement(c, rows)
 	}
 	if err := d.execRaw(c, beginImmediate, nil); err != nil {
 		return err
 	}
-	for i := range rows {
-		if err := insert(&rows[i]); err != nil {
+	for len(rows) > 0 {
+		n := min(len(rows), maxRowsPerInsert)
+		if err := d.insertStatement(c, rows[:n]); err != nil {
 			_ = d.execRaw(c, rollbackTx, nil)
 			return err
 		}
+		rows = rows[n:]
 	}
 	if err := d.execRaw(c, commitTx, nil); err != nil {
 		// A COMMIT that failed may leave the transaction open; a ROLLBACK
@@ -170,6 +175,25 @@ func (d *dbConn) insertRows(c driver.Conn, rows []pendingRow) error {
 		return err
 	}
 	return nil
+}
+
+// insertStatement inserts rows (1 to maxRowsPerInsert of them) with one
+// INSERT statement, prepared once per row count.
+func (d *dbConn) insertStatement(c driver.Conn, rows []pendingRow) error {
+	n := len(rows)
+	if d.rs.inserts[n] == "" {
+		d.rs.inserts[n] = insertRecord + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?)", n-1)
+	}
+	a := d.rs.margs[:0]
+	for i := range rows {
+		x := &rows[i]
+		vals := [recordColumns]driver.Value{x.r.Seq, x.r.SessionID, int64(x.r.Turn), string(x.r.Kind), int64(x.r.Version), x.r.Payload, x.prev[:], x.hash[:]}
+		for _, v := range vals {
+			a = append(a, driver.NamedValue{Ordinal: len(a) + 1, Value: v})
+		}
+	}
+	d.rs.margs = a
+	return d.execRaw(c, d.rs.inserts[n], a)
 }
 
 // pendingRow is one record of a group commit, numbered and hashed.
