@@ -67,7 +67,7 @@ type Embedded struct {
 	harnessConn  *grpc.ClientConn
 	sessionsConn *grpc.ClientConn
 	client       sessionspb.SessionsClient
-	execs        execStreams
+	execs        *streamPool[execStream]
 	svc          *service
 	serving      sync.WaitGroup
 	closeOnce    sync.Once
@@ -125,6 +125,7 @@ func start(ctx context.Context, opts Options, wrap func(sessionspb.HarnessClient
 	}
 	e.sessionsConn = sc
 	e.client = sessionspb.NewSessionsClient(sc)
+	e.execs = newStreamPool(func(ctx context.Context) (execStream, error) { return e.client.Execute(ctx) })
 	return e, nil
 }
 
@@ -136,7 +137,9 @@ func (e *Embedded) Client() sessionspb.SessionsClient { return e.client }
 // journaled its cancelled terminal. Calling Close again does nothing.
 func (e *Embedded) Close() {
 	e.closeOnce.Do(func() {
-		e.execs.close()
+		if e.execs != nil {
+			e.execs.close()
+		}
 		if e.sessionsConn != nil {
 			_ = e.sessionsConn.Close()
 		}

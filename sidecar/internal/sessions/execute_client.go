@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
@@ -13,29 +12,12 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
 )
 
-// maxIdleExecStreams caps the Execute streams kept open between requests:
-// one per example in flight at the highest concurrency.
-const maxIdleExecStreams = 32
-
 // ErrExecuteEnded is Execute's error when the service ended a stream
 // before the request's turn ended.
 var ErrExecuteEnded = errors.New("the service ended the call before the turn ended")
 
-// execStream is an open Execute stream and the cancel that tears it down.
-type execStream struct {
-	stream grpc.BidiStreamingClient[sessionspb.ExecuteRequest, sessionspb.ExecuteEvent]
-	cancel context.CancelFunc
-}
-
-// execStreams are the idle Execute streams of an Embedded service. Opening
-// a stream costs several times what a request on an open one does, so a
-// stream whose last request ended cleanly carries the next one.
-type execStreams struct {
-	mu     sync.Mutex
-	idle   []*execStream
-	closed bool
-	opened int // streams opened so far (tests read it)
-}
+// execStream is the client side of an Execute stream.
+type execStream = grpc.BidiStreamingClient[sessionspb.ExecuteRequest, sessionspb.ExecuteEvent]
 
 // Execute runs req on the service (see the Execute contract) and calls
 // each with its events, in order, up to the request's last one: its
@@ -46,14 +28,14 @@ type execStreams struct {
 // each stops Execute with that error. The stream is kept for the next
 // request only when this one ended cleanly and ctx had not ended by then;
 // every other stream is torn down, so a cancelled or failed request never
-// shares a stream with a later one.
+// shares a stream with a later one (see streamPool).
 func (e *Embedded) Execute(ctx context.Context, req *sessionspb.ExecuteRequest, each func(*sessionspb.ExecuteEvent) error) error {
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}
-	es, err := e.execs.take(e.client)
+	es, err := e.execs.get()
 	if err != nil {
-		return err
+		return fmt.Errorf("execute: open a stream: %w", err)
 	}
 	stop := context.AfterFunc(ctx, es.cancel)
 	clean := false
@@ -92,64 +74,5 @@ func (e *Embedded) Execute(ctx context.Context, req *sessionspb.ExecuteRequest, 
 				return nil
 			}
 		}
-	}
-}
-
-// take returns an idle stream, or opens one whose context is its own (not
-// a request's: the stream outlives each request).
-func (x *execStreams) take(c sessionspb.SessionsClient) (*execStream, error) {
-	x.mu.Lock()
-	if n := len(x.idle); n > 0 {
-		es := x.idle[n-1]
-		x.idle = x.idle[:n-1]
-		x.mu.Unlock()
-		return es, nil
-	}
-	closed := x.closed
-	if !closed {
-		x.opened++
-	}
-	x.mu.Unlock()
-	if closed {
-		return nil, errors.New("execute: the sessions service is closed")
-	}
-	sctx, cancel := context.WithCancel(context.Background())
-	st, err := c.Execute(sctx)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("execute: open a stream: %w", err)
-	}
-	return &execStream{stream: st, cancel: cancel}, nil
-}
-
-// openedStreams is how many streams take has opened.
-func (x *execStreams) openedStreams() int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.opened
-}
-
-// put keeps es for the next request, unless the service is closing or
-// enough streams are idle already.
-func (x *execStreams) put(es *execStream) {
-	x.mu.Lock()
-	if x.closed || len(x.idle) >= maxIdleExecStreams {
-		x.mu.Unlock()
-		es.cancel()
-		return
-	}
-	x.idle = append(x.idle, es)
-	x.mu.Unlock()
-}
-
-// close tears down every idle stream; streams in use are torn down when
-// their request ends.
-func (x *execStreams) close() {
-	x.mu.Lock()
-	idle := x.idle
-	x.idle, x.closed = nil, true
-	x.mu.Unlock()
-	for _, es := range idle {
-		es.cancel()
 	}
 }

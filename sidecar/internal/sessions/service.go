@@ -37,7 +37,7 @@ type service struct {
 	sessionspb.UnimplementedSessionsServer
 	journal *journal.Journal
 	// streams are the harness Turn streams, kept open between turns.
-	streams *streamPool
+	streams *streamPool[harnessStream]
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -57,7 +57,7 @@ type session struct {
 }
 
 func newService(j *journal.Journal, h sessionspb.HarnessClient) *service {
-	return &service{journal: j, streams: newStreamPool(h), sessions: make(map[string]*session)}
+	return &service{journal: j, streams: newStreamPool(func(ctx context.Context) (harnessStream, error) { return h.Turn(ctx) }), sessions: make(map[string]*session)}
 }
 
 // close cancels the harness streams kept between turns. Call it once no
@@ -317,8 +317,8 @@ type harnessStream = grpc.BidiStreamingClient[sessionspb.HarnessInput, sessionsp
 // live turn's stream is kept open after its terminal and carries the turn's
 // replay (replayStream).
 type turnStream struct {
-	pool *streamPool
-	ps   *pooledStream
+	pool *streamPool[harnessStream]
+	ps   *pooled[harnessStream]
 	// stop detaches the stream from the turn's context (context.AfterFunc,
 	// which cancels the stream when that context ends first).
 	stop func() bool
