@@ -213,13 +213,24 @@ func describe(dir string, f *family) RunInfo {
 	return ri
 }
 
-// readMeta reads a run's meta and recorded status. A finished run that
-// Finish checkpointed (no lock, no companions) has no writer and never gets
-// one, so its database is read as immutable: no companion is created and no
-// lock taken, which is most of what an Open costs. Anything else goes
-// through Open.
+// readMeta reads a run's meta and recorded status. Two kinds of run are
+// read from the database file alone, as immutable (no companion created, no
+// lock taken, the WAL ignored):
+//   - a finished run that Finish checkpointed (no lock, no companions) has
+//     no writer and never gets one, and skipping the Open is most of what
+//     listing it costs;
+//   - a running run: its meta went into the database file before its WAL
+//     existed (Create builds the schema and meta under R.db-init and renames
+//     it into place) and is never rewritten, and its status is "running"
+//     whatever the WAL says. Reading it through the WAL would wait on its
+//     writer: a writer stopped (SIGSTOP, a debugger) while it holds the WAL
+//     write lock with the shared-memory header half-written leaves every
+//     reader retrying recovery for minutes, so List, and every front that
+//     lists runs, would hang on one frozen process.
+//
+// Anything else (a crashed run's leftovers) goes through Open.
 func readMeta(dir string, f *family, running bool) (RunMeta, string, error) {
-	if running || f.has(".lock") || f.has(".db-wal") || f.has(".db-shm") || f.has(".db-journal") {
+	if !running && (f.has(".lock") || f.has(".db-wal") || f.has(".db-shm") || f.has(".db-journal")) {
 		j, err := Open(context.Background(), dir, f.id)
 		if err != nil {
 			return RunMeta{}, "", err
