@@ -51,36 +51,6 @@ func writeAgent(t *testing.T, body string) string {
 	return p
 }
 
-func TestExitCodes(t *testing.T) {
-	h := home(t)
-	invalid := writeAgent(t, "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: a\n  input: hi\n  assert:\n    - containz: ok\n```\n")
-	unknown := writeAgent(t, "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: a\n  input: hi\n  assert:\n    - llmJudge:\n        rubric: is it good\n        judgeModel: fake\n```\n")
-	unfinished := writeAgent(t, "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: a\n  input: hi\n")
-	cases := []cliCase{
-		{"no args", nil, ExitRefusal, "Usage: kmx COMMAND", ""},
-		{"help", []string{"help"}, ExitOK, "Usage: kmx COMMAND", ""},
-		{"unknown command", []string{"frob"}, ExitRefusal, "", `unknown command "frob"`},
-		{"check clean", []string{"check", demoFile("release-notes.agent.md")}, ExitOK, "ok (valid)", ""},
-		{"check error", []string{"check", invalid}, ExitFailure, "error KMX", "1 error"},
-		{"check unfinished", []string{"check", unfinished}, ExitFailure, "information KMX1100", "still being written"},
-		{"check missing file", []string{"check", "nope.agent.md"}, ExitRefusal, "", "cannot read nope.agent.md"},
-		{"check no file", []string{"check"}, ExitRefusal, "", "name at least one agent file or folder"},
-		{"test pass", []string{"test", demoFile("release-notes.agent.md")}, ExitOK, "verdict pass", ""},
-		{"test fail", []string{"test", demoFile("support-triage.agent.md")}, ExitFailure, "FAIL     billing-question", ""},
-		{"test unknown", []string{"test", unknown, "--model", "fake"}, ExitFailure, "UNKNOWN", ""},
-		{"test refused", []string{"test", invalid}, ExitRefusal, "", "has 1 error(s)"},
-		{"test non-fake without endpoint", []string{"test", demoFile("release-notes.agent.md"), "--model", "llama3"}, ExitRefusal, "", "next: pass --endpoint URL"},
-		{"test two missing files", []string{"test", "a.agent.md", "b.agent.md"}, ExitRefusal, "", "cannot read a.agent.md"},
-		{"test bad flag", []string{"test", "--frob"}, ExitRefusal, "", "flag provided but not defined"},
-		{"run shows answer", []string{"run", demoFile("release-notes.agent.md"), "--example", "hotfix"}, ExitOK, "Release notes: Hotfix 1.4.2", ""},
-		{"run ad-hoc", []string{"run", demoFile("release-notes.agent.md"), "--input", "today"}, ExitOK, "Release notes: today", ""},
-		{"run examples and input", []string{"run", demoFile("release-notes.agent.md"), "--example", "hotfix", "--input", "today"}, ExitOK, "Release notes: today", ""},
-		{"run input and input-file", []string{"run", demoFile("release-notes.agent.md"), "--input", "a", "--input-file", "b"}, ExitRefusal, "", "not both"},
-		{"version", []string{"version"}, ExitOK, "local preview", ""},
-	}
-	checkCLI(t, h, nil, cases)
-}
-
 // cliCase is one kmx invocation: its arguments, the exit code it must
 // return, and text its stdout and stderr must contain.
 type cliCase struct {
