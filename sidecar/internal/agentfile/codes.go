@@ -41,6 +41,7 @@ const (
 	CodeTooManyTools       = "KMX4004"
 	CodeRecordingUndecl    = "KMX4005"
 	CodeMalformedRecording = "KMX4006"
+	CodeUnknownTool        = "KMX4007"
 
 	CodeCredential = "KMX9001"
 )
@@ -93,6 +94,7 @@ func Codes() []CodeInfo {
 		{CodeTooManyTools, SeverityError, "More than 32 tools", "List at most 32 unique tool references."},
 		{CodeRecordingUndecl, SeverityError, "Recording names an undeclared tool", "Declare the tool in the frontmatter `tools:` list, or fix the name."},
 		{CodeMalformedRecording, SeverityError, "Malformed tool recording", "Write `NAME: {recorded: {calls: [{arguments: ..., result: ...}]}}`; `calls: []` means pending."},
+		{CodeUnknownTool, SeverityWarning, "Tool unknown to VS Code's built-in tools", "Check the spelling against VS Code's tool references (docs/tools.md); keep the name if an extension or MCP server provides it: kmx still offers it, answered by a recording or \"not available in this test\"."},
 		{CodeCredential, SeverityError, "Credential-shaped content", "Remove the credential from the file and rotate it; refer to secrets by environment variable name only."},
 	}
 }

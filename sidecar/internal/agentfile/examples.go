@@ -210,7 +210,7 @@ func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 					continue
 				}
 			case ToolCalled, ToolNotCalled:
-				if p.toolsKnown && !p.declared[s] {
+				if p.toolsKnown && !p.declaresTool(s) {
 					p.errorf(p.nodeRange(fr, tv), CodeAssertUndeclared,
 						"tool "+quote(s)+" is not declared: add it to the frontmatter `tools:` list or fix the name")
 					continue
@@ -330,7 +330,7 @@ func (p *parser) recordings(fr fragment, k, v *yaml.Node) []ToolRecording {
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		tk, tv := v.Content[i], v.Content[i+1]
 		r := p.nodeRange(fr, tk)
-		if p.toolsKnown && !p.declared[tk.Value] {
+		if p.toolsKnown && !p.declaresTool(tk.Value) {
 			p.errorf(r, CodeRecordingUndecl, "recording for tool "+quote(tk.Value)+", which the frontmatter does not declare: add it to `tools:` or fix the name")
 			continue
 		}

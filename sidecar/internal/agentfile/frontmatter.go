@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kmxdev/kmx/sidecar/internal/vscodetools"
 )
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -163,6 +165,10 @@ func (p *parser) checkToolDeclaration(fr fragment, k, v *yaml.Node) {
 		}
 		p.declared[ref] = true
 		p.agent.Tools = append(p.agent.Tools, Tool{Name: ref, Range: r})
+		if !vscodetools.Known(ref) {
+			p.report(r, SeverityWarning, CodeUnknownTool, "tool "+quote(ref)+" is not one of VS Code's built-in tools ("+vscodetools.TableVersion+", VS Code "+vscodetools.VSCodeVersion+
+				"): kmx still offers it, with a generic definition, answered by a recording or \"not available in this test\"; check the spelling, or keep it if an extension or MCP server provides it")
+		}
 	}
 }
 
@@ -237,4 +243,19 @@ func (p *parser) checkFileID(name string) {
 	p.errorf(p.src.lineRange(0), CodeBadFileName, fmt.Sprintf(
 		"the agent ID comes from the file name, and %s cannot be one (1-64 letters, digits, '.', '_' or '-', starting with a letter or digit): rename the file to %s; the header's `name` stays the display name",
 		quote(base), "`"+suggestID(id)+base[len(id):]+"`"))
+}
+
+// declaresTool reports whether the frontmatter declares name, or a
+// reference standing for one of the same VS Code tools (`edit` declares
+// `edit/editFiles`; `editFiles` and `edit/editFiles` are one tool).
+func (p *parser) declaresTool(name string) bool {
+	if p.declared[name] {
+		return true
+	}
+	for ref := range p.declared {
+		if vscodetools.Overlaps(name, ref) {
+			return true
+		}
+	}
+	return false
 }

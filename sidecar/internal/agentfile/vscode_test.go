@@ -68,7 +68,7 @@ var (
 		"codebase", "search", "edit", "edit/editFiles", "web/fetch", "execute/runInTerminal",
 		"search/codebase", "read/problems", "github/*", "microsoft.docs.mcp", "'*'",
 		"vscode/askQuestions", "github.vscode-pull-request-github/activePullRequest",
-		"'mcp_server/tool-name'", "todos", `"my tool"`, "Ünïcode/tööl",
+		"'mcp_server/tool-name'", "todos", `"my server/my tool"`, "Ünïcode/tööl",
 	}
 )
 

@@ -44,8 +44,8 @@ func TestAddExamplesOffersTheSiblingFirst(t *testing.T) {
 // with no recording for the tool the fake would call is on its `- id:`
 // line in the examples file, never at that line number of the agent file.
 func TestPairRefusalsAreShownInTheFileThatCausesThem(t *testing.T) {
-	agent := "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n"
-	examples := "# one\n- id: one\n  input: hi\n  assert:\n    - toolCalled: ping\n"
+	agent := "---\nmodel: fake\ntools: [todo]\n---\nCall the tool `todo`\n"
+	examples := "# one\n- id: one\n  input: hi\n  assert:\n    - toolCalled: todo\n"
 	agentPath := writeAgent(t, "caller.agent.md", agent)
 	examplesPath := filepath.Join(filepath.Dir(agentPath), "caller"+agentfile.ExamplesFileSuffix)
 	if err := os.WriteFile(examplesPath, []byte(examples), 0o600); err != nil {
