@@ -24,7 +24,7 @@ chmod 700 "$work"
 # symbol tables), so the peak RSS is the shipped binary's; a cgo build maps
 # libc and its allocator besides (about 1.5 MiB more).
 CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/kmx" ./sidecar/cmd/kmx
-go build -o "$work/floor" ./sidecar/internal/localpreview/testdata/floor
+go build -o "$work/floor" ./sidecar/internal/runner/testdata/floor
 mkdir -m 700 "$work/home"
 export KMX_HOME="$work/home"
 

@@ -224,7 +224,7 @@ export interface ReportResult {
   captureEdit?: unknown;
 }
 
-/** Go: localpreview.Report */
+/** Go: runner.Report */
 export interface Report {
   schema: string;
   label: string;
@@ -247,7 +247,7 @@ export interface Report {
   capture?: CaptureReport;
 }
 
-/** Go: localpreview.AgentRef */
+/** Go: runner.AgentRef */
 export interface AgentRef {
   id?: string;
   name?: string;
@@ -257,19 +257,19 @@ export interface AgentRef {
   settingsRevision?: string;
 }
 
-/** Go: localpreview.RouteReport */
+/** Go: runner.RouteReport */
 export interface RouteReport {
   agent: Identity;
   judge?: Identity;
 }
 
-/** Go: localpreview.Identity */
+/** Go: runner.Identity */
 export interface Identity {
   route: string;
   model: string;
 }
 
-/** Go: localpreview.Summary */
+/** Go: runner.Summary */
 export interface Summary {
   pass: number;
   fail: number;
@@ -277,13 +277,13 @@ export interface Summary {
   refused: number;
 }
 
-/** Go: localpreview.ToolSetting */
+/** Go: invocation.ToolSetting */
 export interface ToolSetting {
   name: string;
   state: string;
 }
 
-/** Go: localpreview.ExampleResult */
+/** Go: runner.ExampleResult */
 export interface ExampleResult {
   id: string;
   adHoc?: boolean;
@@ -322,13 +322,13 @@ export type AssertionType = string;
 /** Go: judge.Outcome */
 export type Outcome = string;
 
-/** Go: localpreview.ToolSource */
+/** Go: runner.ToolSource */
 export interface ToolSource {
   name: string;
   source: string;
 }
 
-/** Go: localpreview.TrialCounts */
+/** Go: runner.TrialCounts */
 export interface TrialCounts {
   n: number;
   pass: number;
@@ -338,7 +338,7 @@ export interface TrialCounts {
   flaky: boolean;
 }
 
-/** Go: localpreview.TrialResult */
+/** Go: runner.TrialResult */
 export interface TrialResult {
   verdict: string;
   message?: string;
@@ -348,13 +348,13 @@ export interface TrialResult {
   assertions?: AssertionResult[];
 }
 
-/** Go: localpreview.RetentionReport */
+/** Go: runner.RetentionReport */
 export interface RetentionReport {
   status: string;
   reason?: string;
 }
 
-/** Go: localpreview.RefusalReport */
+/** Go: runner.RefusalReport */
 export interface RefusalReport {
   message: string;
   next?: string;
@@ -373,7 +373,7 @@ export interface Diagnostic {
 /** Go: agentfile.Severity */
 export type Severity = number;
 
-/** Go: localpreview.RegradeReport */
+/** Go: runner.RegradeReport */
 export interface RegradeReport {
   sourceRun: string;
   agentCalls: number;
@@ -383,7 +383,7 @@ export interface RegradeReport {
   notRegraded: number;
 }
 
-/** Go: localpreview.CaptureReport */
+/** Go: runner.CaptureReport */
 export interface CaptureReport {
   status: string;
   path: string;
@@ -394,13 +394,13 @@ export interface CaptureReport {
   edits?: CaptureTextEdit[];
 }
 
-/** Go: localpreview.CapturedTool */
+/** Go: runner.CapturedTool */
 export interface CapturedTool {
   example: string;
   tool: string;
 }
 
-/** Go: localpreview.CaptureTextEdit */
+/** Go: runner.CaptureTextEdit */
 export interface CaptureTextEdit {
   path: string;
   range: Range;
@@ -537,7 +537,7 @@ export interface InspectResult {
   inspection?: Inspection;
 }
 
-/** Go: localpreview.Inspection */
+/** Go: readback.Inspection */
 export interface Inspection {
   schema: string;
   label: string;
@@ -548,7 +548,7 @@ export interface Inspection {
   turns: InspectedTurn[] | null;
 }
 
-/** Go: localpreview.InspectedRun */
+/** Go: readback.InspectedRun */
 export interface InspectedRun {
   id: string;
   created: string;
@@ -559,7 +559,7 @@ export interface InspectedRun {
   kmxVersion: string;
 }
 
-/** Go: localpreview.InspectSummary */
+/** Go: readback.InspectSummary */
 export interface InspectSummary {
   turns: number;
   verified: number;
@@ -569,7 +569,7 @@ export interface InspectSummary {
   judgeSamples: number;
 }
 
-/** Go: localpreview.InspectedTurn */
+/** Go: readback.InspectedTurn */
 export interface InspectedTurn {
   example: string;
   purpose: string;
@@ -593,14 +593,14 @@ export interface ModelIdentity {
   model: string;
 }
 
-/** Go: localpreview.InspectedTool */
+/** Go: readback.InspectedTool */
 export interface InspectedTool {
   name: string;
   state: string;
   source: string;
 }
 
-/** Go: localpreview.InspectedToolCall */
+/** Go: readback.InspectedToolCall */
 export interface InspectedToolCall {
   index: number;
   id: string;
@@ -610,7 +610,7 @@ export interface InspectedToolCall {
   result?: string;
 }
 
-/** Go: localpreview.JudgeSample */
+/** Go: readback.JudgeSample */
 export interface JudgeSample {
   sessionId: string;
   turn: number;
@@ -635,7 +635,7 @@ export interface DiffRunsResult {
   diff?: RunDiff;
 }
 
-/** Go: localpreview.RunDiff */
+/** Go: readback.RunDiff */
 export interface RunDiff {
   schema: string;
   label: string;
@@ -646,7 +646,7 @@ export interface RunDiff {
   examples: ExampleDiff[] | null;
 }
 
-/** Go: localpreview.DiffRun */
+/** Go: readback.DiffRun */
 export interface DiffRun {
   id: string;
   created: string;
@@ -660,7 +660,7 @@ export interface DiffRun {
   trials?: number;
 }
 
-/** Go: localpreview.DiffSummary */
+/** Go: readback.DiffSummary */
 export interface DiffSummary {
   same: number;
   changed: number;
@@ -668,7 +668,7 @@ export interface DiffSummary {
   onlyB: number;
 }
 
-/** Go: localpreview.ExampleDiff */
+/** Go: readback.ExampleDiff */
 export interface ExampleDiff {
   id: string;
   status: string;
@@ -677,12 +677,12 @@ export interface ExampleDiff {
   lines?: DiffLine[];
 }
 
-/** Go: localpreview.DiffSide */
+/** Go: readback.DiffSide */
 export interface DiffSide {
   turns: DiffTurn[] | null;
 }
 
-/** Go: localpreview.DiffTurn */
+/** Go: readback.DiffTurn */
 export interface DiffTurn {
   model: ModelIdentity;
   state: string;
@@ -691,7 +691,7 @@ export interface DiffTurn {
   durationMs?: number;
 }
 
-/** Go: localpreview.DiffLine */
+/** Go: readback.DiffLine */
 export interface DiffLine {
   op: string;
   text: string;

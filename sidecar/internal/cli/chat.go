@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/conversation"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
@@ -53,7 +53,7 @@ func runChat(ctx context.Context, env Env, args []string) error {
 	if rf.judgeEndpoint != "" || rf.judgeKeyEnv != "" {
 		return usagef(chatUsage, "kmx chat: a conversation is not judged: drop --judge-endpoint/--judge-key-env")
 	}
-	req := conversation.Request{File: path, ID: id, Route: runOptions(env, rf)}
+	req := conversation.Request{File: path, ID: id, Route: runOptions(env, rf).Options}
 
 	var res *conversation.Transcript
 	switch {
@@ -152,7 +152,7 @@ func indentAfterFirst(s string) string {
 // until it ends or a turn does not answer.
 func chatLines(ctx context.Context, env Env, req conversation.Request, asJSON bool) error {
 	sc := bufio.NewScanner(env.Stdin)
-	sc.Buffer(make([]byte, 64<<10), localpreview.MaxAdHocInput+1)
+	sc.Buffer(make([]byte, 64<<10), invocation.MaxAdHocInput+1)
 	sent := 0
 	for sc.Scan() {
 		line := sc.Text()

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 )
 
 const checkUsage = "kmx check FILE|FOLDER... [--shard K/N] [--json]"
@@ -48,7 +48,7 @@ func runCheck(_ context.Context, env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if results[i], agentPaths[i], err = agentfile.ParseFile(p, src, localpreview.ReadPairFile); err != nil {
+		if results[i], agentPaths[i], err = agentfile.ParseFile(p, src, invocation.ReadPairFile); err != nil {
 			return usagef("check the path; kmx reads *.agent.md files and their *.agent.examples.yaml siblings", "kmx check: %v", err)
 		}
 	}

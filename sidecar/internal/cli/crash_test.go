@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
 // long runs the crash suite with ten times the trials: go test -run Crash
@@ -177,7 +177,7 @@ func checkRun(t *testing.T, dir, id string, o *outcome) {
 		t.Fatal(err)
 	}
 	complete := completeSessions(t, recs)
-	in, err := localpreview.Inspect(ctx, dir, id)
+	in, err := readback.Inspect(ctx, dir, id)
 	if err != nil {
 		t.Fatalf("run %s: Inspect after a kill: %v", id, err)
 	}
@@ -188,10 +188,10 @@ func checkRun(t *testing.T, dir, id string, o *outcome) {
 		o.turns++
 		if complete[session] {
 			o.verified++
-			if state != localpreview.TurnVerified || !answer {
+			if state != readback.TurnVerified || !answer {
 				t.Errorf("run %s: complete turn %s replayed as %s", id, session, state)
 			}
-		} else if state == localpreview.TurnVerified || answer {
+		} else if state == readback.TurnVerified || answer {
 			t.Errorf("run %s: incomplete turn %s shown as %s (answer %v)", id, session, state, answer)
 		}
 	}
@@ -200,7 +200,7 @@ func checkRun(t *testing.T, dir, id string, o *outcome) {
 		check(tr.SessionID, tr.State, tr.Answer != nil)
 		seen++
 		for _, s := range tr.JudgeSamples {
-			check(s.SessionID, s.State, s.Reply != localpreview.ReplyNone)
+			check(s.SessionID, s.State, s.Reply != readback.ReplyNone)
 			seen++
 		}
 	}

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
-
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
 // kmxEnv runs one command line in-process with KMX_HOME set to home and the
@@ -107,11 +106,11 @@ func TestKmxTestAgainstThirdPartyServer(t *testing.T) {
 			if r.code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr %q", r.code, tc.code, r.stderr)
 			}
-			var rep localpreview.Report
+			var rep runner.Report
 			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 				t.Fatalf("report: %v\n%s", err, r.stdout)
 			}
-			if rep.Route.Agent != (localpreview.Identity{Route: "compatible", Model: model}) || rep.Label != localpreview.Label {
+			if rep.Route.Agent != (runner.Identity{Route: "compatible", Model: model}) || rep.Label != runner.Label {
 				t.Errorf("route %+v label %q", rep.Route.Agent, rep.Label)
 			}
 			if len(rep.Examples) != len(tc.verdicts) {

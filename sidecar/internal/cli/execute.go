@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // readAgentFile reads an agent file for a command, as a usage error when it
@@ -35,8 +36,8 @@ func unwrapPathError(err error) error {
 }
 
 // runOptions turns the route flags into runner options.
-func runOptions(env Env, rf routeFlags) localpreview.Options {
-	return localpreview.NewOptions(localpreview.Settings{
+func runOptions(env Env, rf routeFlags) runner.Options {
+	return runner.NewOptions(runner.Settings{
 		Model:         rf.model,
 		Endpoint:      rf.endpoint,
 		KeyEnv:        rf.keyEnv,
@@ -48,7 +49,7 @@ func runOptions(env Env, rf routeFlags) localpreview.Options {
 
 // finish maps a runner outcome to the CLI's error (and so its exit code),
 // printing the JSON report when asked.
-func finish(env Env, rep *localpreview.Report, err error, asJSON bool) error {
+func finish(env Env, rep *runner.Report, err error, asJSON bool) error {
 	if asJSON && rep != nil {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -61,9 +62,9 @@ func finish(env Env, rep *localpreview.Report, err error, asJSON bool) error {
 
 // verdictError maps a runner outcome to the CLI's error, printing a refusal's
 // diagnostics on stderr when diagnostics is set.
-func verdictError(env Env, rep *localpreview.Report, err error, diagnostics bool) error {
+func verdictError(env Env, rep *runner.Report, err error, diagnostics bool) error {
 	if err != nil {
-		if r, ok := localpreview.AsRefusal(err); ok {
+		if r, ok := invocation.AsRefusal(err); ok {
 			if diagnostics {
 				printRefusalDiagnostics(env.Stderr, rep, r)
 			}
@@ -72,13 +73,13 @@ func verdictError(env Env, rep *localpreview.Report, err error, diagnostics bool
 		return &RefusalError{Msg: err.Error(), Next: "this is not a verdict; nothing was reported as passing"}
 	}
 	switch rep.Verdict {
-	case localpreview.VerdictPass, localpreview.VerdictAnswered:
+	case runner.VerdictPass, runner.VerdictAnswered:
 		return nil
 	}
 	return &FailureError{Msg: rep.Verdict}
 }
 
-func printRefusalDiagnostics(w io.Writer, rep *localpreview.Report, r *localpreview.Refusal) {
+func printRefusalDiagnostics(w io.Writer, rep *runner.Report, r *invocation.Refusal) {
 	path := ""
 	if rep != nil {
 		path = rep.Agent.Path
@@ -89,7 +90,7 @@ func printRefusalDiagnostics(w io.Writer, rep *localpreview.Report, r *localprev
 }
 
 // printFooter ends human output with the run's identity and the label.
-func printFooter(w io.Writer, rep *localpreview.Report) {
+func printFooter(w io.Writer, rep *runner.Report) {
 	s := rep.Summary
 	parts := []string{fmt.Sprintf("%d pass", s.Pass), fmt.Sprintf("%d fail", s.Fail), fmt.Sprintf("%d unknown", s.Unknown)}
 	fmt.Fprintf(w, "%s: %s · model %s (%s) · %.1f ms\n", plural(len(rep.Examples), "example"), strings.Join(parts, ", "), rep.Route.Agent.Model, rep.Route.Agent.Route, rep.DurationMs)
@@ -100,18 +101,18 @@ func printFooter(w io.Writer, rep *localpreview.Report) {
 		fmt.Fprintf(w, "run %s · journal %s\n", rep.RunID, rep.JournalPath)
 	}
 	printCapture(w, rep.Capture)
-	fmt.Fprintf(w, "%s: verdict %s (not deployment qualification)\n", localpreview.Label, rep.Verdict)
+	fmt.Fprintf(w, "%s: verdict %s (not deployment qualification)\n", runner.Label, rep.Verdict)
 }
 
 func verdictWord(v string) string {
 	switch v {
-	case localpreview.VerdictPass:
+	case runner.VerdictPass:
 		return "PASS"
-	case localpreview.VerdictFail:
+	case runner.VerdictFail:
 		return "FAIL"
-	case localpreview.VerdictRefused:
+	case runner.VerdictRefused:
 		return "REFUSED"
-	case localpreview.VerdictAnswered:
+	case runner.VerdictAnswered:
 		return "ANSWERED"
 	}
 	return "UNKNOWN"
@@ -125,7 +126,7 @@ func readSmallFile(path string) (string, error) {
 		return "", usagef(runUsage, "kmx run: cannot read %s: %v", path, unwrapPathError(err))
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, localpreview.MaxAdHocInput+1))
+	b, err := io.ReadAll(io.LimitReader(f, invocation.MaxAdHocInput+1))
 	if err != nil {
 		return "", usagef(runUsage, "kmx run: cannot read %s: %v", path, unwrapPathError(err))
 	}
@@ -142,7 +143,7 @@ func onceHeader(env Env, cmd, path string) func() {
 	return func() {
 		if !printed {
 			printed = true
-			fmt.Fprintf(env.Stdout, "kmx %s %s (%s)\n", cmd, path, localpreview.Label)
+			fmt.Fprintf(env.Stdout, "kmx %s %s (%s)\n", cmd, path, runner.Label)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 const (
@@ -55,7 +55,7 @@ func TestTestManyFiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("stdout is not one combined JSON document: %v\n%s", err, r.stdout)
 	}
-	if got.Schema != TestFilesSchema || got.Label != localpreview.Label || len(got.Files) != 2 {
+	if got.Schema != TestFilesSchema || got.Label != runner.Label || len(got.Files) != 2 {
 		t.Fatalf("schema %q label %q files %d", got.Schema, got.Label, len(got.Files))
 	}
 	if got.Files[0].Verdict != "pass" || got.Files[1].Verdict != "fail" || got.Files[0].RunID == "" || got.Files[0].RunID == got.Files[1].RunID {

@@ -22,7 +22,7 @@ const (
 )
 
 // Schemas of the JSON the journal subcommands print. Inspect's is
-// localpreview.InspectSchema.
+// readback.InspectSchema.
 const (
 	JournalListSchema  = "kmx.journal.list/v1"
 	JournalClearSchema = "kmx.journal.clear/v1"

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // journalCleared is the JSON of kmx journal clear.
@@ -43,7 +43,7 @@ func runJournalClear(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := journalCleared{Schema: JournalClearSchema, Label: localpreview.Label, Dir: dir, Removed: []string{}, Kept: []string{}}
+	out := journalCleared{Schema: JournalClearSchema, Label: runner.Label, Dir: dir, Removed: []string{}, Kept: []string{}}
 	var clearErr error
 	switch {
 	case !exists && run != "":
@@ -64,7 +64,7 @@ func runJournalClear(env Env, args []string) error {
 	} else {
 		switch {
 		case len(out.Removed) > 0:
-			fmt.Fprintf(env.Stdout, "removed %s from %s (%s); other files in the folder are untouched\n", plural(len(out.Removed), "run"), dir, localpreview.Label)
+			fmt.Fprintf(env.Stdout, "removed %s from %s (%s); other files in the folder are untouched\n", plural(len(out.Removed), "run"), dir, runner.Label)
 			for _, id := range out.Removed {
 				fmt.Fprintf(env.Stdout, "  %s\n", id)
 			}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
 func runJournalInspect(ctx context.Context, env Env, args []string) error {
@@ -27,8 +27,8 @@ func runJournalInspect(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	none := &RefusalError{Msg: fmt.Sprintf("%s: there is no retained run %s: no run has been journaled in this state folder yet", cmd, run), Next: "run kmx test FILE or kmx run FILE first"}
-	in, err := replayJournal(ctx, env, cmd, none, func(ctx context.Context, dir string) (*localpreview.Inspection, error) {
-		return localpreview.Inspect(ctx, dir, run)
+	in, err := replayJournal(ctx, env, cmd, none, func(ctx context.Context, dir string) (*readback.Inspection, error) {
+		return readback.Inspect(ctx, dir, run)
 	})
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func runJournalInspect(ctx context.Context, env Env, args []string) error {
 	return showReplay(env, asJSON, in, func(w io.Writer) { printInspection(w, in, showReasoning) }, in.LiveCalls)
 }
 
-func printInspection(w io.Writer, in *localpreview.Inspection, showReasoning bool) {
+func printInspection(w io.Writer, in *readback.Inspection, showReasoning bool) {
 	r := in.Run
 	fmt.Fprintf(w, "kmx journal inspect %s (%s)\n", r.ID, in.Label)
 	fmt.Fprintf(w, "%s of %s · %s · %s · kmx %s\n", clean(r.Command), clean(r.AgentID), r.Status, r.Created.UTC().Format("2006-01-02 15:04:05 UTC"), clean(r.KmxVersion))
@@ -60,11 +60,11 @@ func printInspection(w io.Writer, in *localpreview.Inspection, showReasoning boo
 		for k, s := range t.JudgeSamples {
 			line := fmt.Sprintf("    judge sample %d · model %s (%s) · %s", k+1, clean(s.Model.Model), clean(s.Model.Route), s.State)
 			switch s.Reply {
-			case localpreview.ReplyScored:
+			case readback.ReplyScored:
 				line += fmt.Sprintf(" · score %d", *s.Score)
-			case localpreview.ReplyInconclusive:
+			case readback.ReplyInconclusive:
 				line += " · inconclusive (no score)"
-			case localpreview.ReplyMalformed:
+			case readback.ReplyMalformed:
 				line += " · malformed reply"
 			}
 			fmt.Fprintln(w, line)
@@ -74,7 +74,7 @@ func printInspection(w io.Writer, in *localpreview.Inspection, showReasoning boo
 			if s.Reasoning != nil {
 				fmt.Fprintf(w, "      reasoning: %s\n", clean(*s.Reasoning))
 			}
-			withheld = withheld || (!showReasoning && s.Reply != localpreview.ReplyNone && s.Reply != localpreview.ReplyMalformed)
+			withheld = withheld || (!showReasoning && s.Reply != readback.ReplyNone && s.Reply != readback.ReplyMalformed)
 		}
 	}
 	fmt.Fprintln(w)

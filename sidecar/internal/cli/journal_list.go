@@ -6,8 +6,9 @@ import (
 	"slices"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // journalList is the JSON of kmx journal list: runs newest first.
@@ -54,7 +55,7 @@ func runJournalList(env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		res, _, err := agentfile.ParseFile(file, src, localpreview.ReadPairFile)
+		res, _, err := agentfile.ParseFile(file, src, invocation.ReadPairFile)
 		if err != nil {
 			return usagef("pass a *.agent.md file", "kmx journal list: %v", err)
 		}
@@ -77,7 +78,7 @@ func runJournalList(env Env, args []string) error {
 			return stateRefusal("kmx journal list", err)
 		}
 	}
-	out := journalList{Schema: JournalListSchema, Label: localpreview.Label, Dir: dir, Keep: journal.KeepRuns, File: lf, Runs: []listedRun{}}
+	out := journalList{Schema: JournalListSchema, Label: runner.Label, Dir: dir, Keep: journal.KeepRuns, File: lf, Runs: []listedRun{}}
 	for _, r := range slices.Backward(runs) {
 		lr := listedRun{RunInfo: r}
 		if lf != nil {

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 )
 
 // checkRunIDs refuses the first argument that is not a run ID.
@@ -37,7 +37,7 @@ func replayJournal[T any](ctx context.Context, env Env, cmd string, none *Refusa
 	}
 	out, err := replay(ctx, dir)
 	if err != nil {
-		if r, ok := localpreview.AsRefusal(err); ok {
+		if r, ok := invocation.AsRefusal(err); ok {
 			return zero, &RefusalError{Msg: cmd + ": " + r.Msg, Next: r.Next}
 		}
 		return zero, &RefusalError{Msg: cmd + ": the replay stopped before it finished: " + err.Error(), Next: "run it again; each replay is bounded to 2 minutes"}

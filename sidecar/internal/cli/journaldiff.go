@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
 const journalDiffUsage = "kmx journal diff RUN_A RUN_B [--json]"
@@ -30,8 +30,8 @@ func runJournalDiff(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	none := &RefusalError{Msg: cmd + ": there are no retained runs: no run has been journaled in this state folder yet", Next: "run kmx test FILE twice first"}
-	d, err := replayJournal(ctx, env, cmd, none, func(ctx context.Context, dir string) (*localpreview.RunDiff, error) {
-		return localpreview.Diff(ctx, dir, pos[0], pos[1])
+	d, err := replayJournal(ctx, env, cmd, none, func(ctx context.Context, dir string) (*readback.RunDiff, error) {
+		return readback.Diff(ctx, dir, pos[0], pos[1])
 	})
 	if err != nil {
 		return err
@@ -45,11 +45,11 @@ func runJournalDiff(ctx context.Context, env Env, args []string) error {
 	return nil
 }
 
-func printDiff(w io.Writer, d *localpreview.RunDiff) {
+func printDiff(w io.Writer, d *readback.RunDiff) {
 	fmt.Fprintf(w, "kmx journal diff (%s)\n", d.Label)
 	for _, side := range []struct {
 		name string
-		r    localpreview.DiffRun
+		r    readback.DiffRun
 	}{{"A", d.A}, {"B", d.B}} {
 		r := side.r
 		fmt.Fprintf(w, "%s  %s · %s of %s · %s · revision %s", side.name, r.ID, clean(r.Command), clean(r.AgentID), r.Status, short(r.AgentRevision))
@@ -85,7 +85,7 @@ func printDiff(w io.Writer, d *localpreview.RunDiff) {
 	fmt.Fprintf(w, "%d same, %d changed, %d only in A, %d only in B · live calls: %d\n", s.Same, s.Changed, s.OnlyA, s.OnlyB, d.LiveCalls)
 }
 
-func printDiffSide(w io.Writer, name string, s *localpreview.DiffSide) {
+func printDiffSide(w io.Writer, name string, s *readback.DiffSide) {
 	if s == nil {
 		fmt.Fprintf(w, "  %s  not in this run\n", name)
 		return

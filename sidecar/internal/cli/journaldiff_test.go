@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden transcripts under testdata/")
@@ -169,10 +169,10 @@ func TestJournalDiffTrialsAgainstASingleRun(t *testing.T) {
 	src, dir, file := demoCopy(t, "release-notes.agent.md")
 	trials := runIDOf(t, h, "test", file, "--trials", "3", "--json")
 	single := runIDOf(t, h, "test", file, "--json")
-	summary := func(a, b string) localpreview.DiffSummary {
+	summary := func(a, b string) readback.DiffSummary {
 		t.Helper()
 		r := kmx(t, h, "journal", "diff", a, b, "--json")
-		var d localpreview.RunDiff
+		var d readback.RunDiff
 		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
 			t.Fatalf("diff --json: %v\n%s%s", err, r.stdout, r.stderr)
 		}

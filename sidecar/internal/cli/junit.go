@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 type junitSuites struct {
@@ -52,7 +52,7 @@ type junitProblem struct {
 // writeJUnit writes the reports as JUnit XML, a testsuite per file. Unknown
 // is never a pass: it is an <error> whose message says "inconclusive";
 // refused is an <error> too.
-func writeJUnit(path string, reps []*localpreview.Report) error {
+func writeJUnit(path string, reps []*runner.Report) error {
 	var doc junitSuites
 	for _, rep := range reps {
 		doc.Suites = append(doc.Suites, junitSuiteOf(rep))
@@ -60,25 +60,25 @@ func writeJUnit(path string, reps []*localpreview.Report) error {
 	return writeXML(path, doc)
 }
 
-func junitSuiteOf(rep *localpreview.Report) junitSuite {
+func junitSuiteOf(rep *runner.Report) junitSuite {
 	suite := junitSuite{
 		Name:  rep.Agent.Path,
 		Tests: len(rep.Examples),
 		Time:  seconds(rep.DurationMs),
-		Props: []junitProp{{"label", localpreview.Label}, {"runId", rep.RunID}, {"revision", rep.Agent.Revision}, {"model", rep.Route.Agent.Model}},
+		Props: []junitProp{{"label", runner.Label}, {"runId", rep.RunID}, {"revision", rep.Agent.Revision}, {"model", rep.Route.Agent.Model}},
 	}
 	for _, s := range rep.ToolSettings {
 		suite.Props = append(suite.Props, junitProp{"toolSetting", s.Name + "=" + s.State})
 	}
 	for _, ex := range rep.Examples {
 		c := junitCase{Name: ex.ID, Classname: rep.Agent.ID, Time: seconds(ex.DurationMs), Props: junitToolProps(ex)}
-		line := localpreview.DecidingLine(ex)
+		line := runner.DecidingLine(ex)
 		switch ex.Verdict {
-		case localpreview.VerdictPass, localpreview.VerdictAnswered:
-		case localpreview.VerdictFail:
+		case runner.VerdictPass, runner.VerdictAnswered:
+		case runner.VerdictFail:
 			suite.Failures++
 			c.Failure = &junitProblem{Message: line, Type: "fail", Text: line}
-		case localpreview.VerdictRefused:
+		case runner.VerdictRefused:
 			suite.Errors++
 			c.Error = &junitProblem{Message: "refused: " + line, Type: "refused", Text: line}
 		default:

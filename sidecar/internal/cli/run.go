@@ -6,7 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--json]"
@@ -35,7 +36,7 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	if input.set && inputFile.set {
 		return usagef(runUsage, "kmx run: pass --input or --input-file, not both")
 	}
-	req := localpreview.Request{Path: path, Examples: examples}
+	req := invocation.Request{Path: path, Examples: examples}
 	if input.set {
 		req.Input = &input.value
 	}
@@ -57,21 +58,21 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	opts.ToolBinding = binding
 	if !asJSON {
 		header := onceHeader(env, "run", path)
-		opts.OnExample = func(ex localpreview.ExampleResult) { header(); printAnswer(env.Stdout, ex) }
+		opts.OnExample = func(ex runner.ExampleResult) { header(); printAnswer(env.Stdout, ex) }
 	}
-	rep, runErr := localpreview.Run(ctx, opts, req)
+	rep, runErr := runner.Run(ctx, opts, req)
 	if runErr == nil && !asJSON {
 		printFooter(env.Stdout, rep)
 	}
 	return finish(env, rep, runErr, asJSON)
 }
 
-func printAnswer(w io.Writer, ex localpreview.ExampleResult) {
+func printAnswer(w io.Writer, ex runner.ExampleResult) {
 	fmt.Fprintf(w, "\n── %s ── %s\n", ex.ID, verdictWord(ex.Verdict))
 	if ex.Answer != nil {
 		fmt.Fprintln(w, indent(sanitizeForTerminal(*ex.Answer)))
 	}
-	if line := localpreview.DecidingLine(ex); line != "" && ex.Verdict != localpreview.VerdictPass {
+	if line := runner.DecidingLine(ex); line != "" && ex.Verdict != runner.VerdictPass {
 		fmt.Fprintf(w, "   %s\n", line)
 	}
 	if line := toolLine(ex); line != "" {
@@ -104,7 +105,7 @@ func readInputFile(env Env, path string) (string, error) {
 	} else {
 		return readSmallFile(path)
 	}
-	b, err := io.ReadAll(io.LimitReader(r, localpreview.MaxAdHocInput+1))
+	b, err := io.ReadAll(io.LimitReader(r, invocation.MaxAdHocInput+1))
 	if err != nil {
 		return "", usagef(runUsage, "kmx run: cannot read standard input: %v", err)
 	}

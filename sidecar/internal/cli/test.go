@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 const testUsage = "kmx test FILE|FOLDER... [--shard K/N] [--example ID]... [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--trials N | --from RUN] [--json] [--junit PATH]"
@@ -17,9 +18,9 @@ const TestFilesSchema = "kmx.test.files/v1"
 // testedFiles is kmx test --json over a folder, several files or a shard:
 // one report per file, each its own invocation and journal.
 type testedFiles struct {
-	Schema string                 `json:"schema"`
-	Label  string                 `json:"label"`
-	Files  []*localpreview.Report `json:"files"`
+	Schema string           `json:"schema"`
+	Label  string           `json:"label"`
+	Files  []*runner.Report `json:"files"`
 }
 
 // testFlags are what every file of one kmx test invocation is tested with.
@@ -48,7 +49,7 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	tf.rf.register(fs)
 	tf.rf.registerConcurrency(fs)
 	tf.rf.registerToolBindings(fs)
-	fs.Var(&trials, "trials", fmt.Sprintf("run each example `N` times (1 to %d), each in a fresh Session; mixed outcomes are flaky", localpreview.MaxTrials))
+	fs.Var(&trials, "trials", fmt.Sprintf("run each example `N` times (1 to %d), each in a fresh Session; mixed outcomes are flaky", runner.MaxTrials))
 	fs.StringVar(&from, "from", "", "re-grade: evaluate the current assertions against the answers journaled by `RUN`, with zero agent model calls")
 	pos, err := parseInterspersed(fs, args, testUsage)
 	if err != nil {
@@ -59,7 +60,7 @@ func runTest(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if from != "" && trials.n > 1 {
-		return usagef(testUsage, "kmx test: %s; %s", localpreview.TrialsWithRegrade, localpreview.TrialsWithRegradeNext)
+		return usagef(testUsage, "kmx test: %s; %s", runner.TrialsWithRegrade, runner.TrialsWithRegradeNext)
 	}
 	tf.examples, tf.trials, tf.from = examples, trials.n, from
 	if tf.binding, err = readToolBinding("test", tf.rf); err != nil {
@@ -77,13 +78,13 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	if !set.many {
 		rep, runErr := testOne(ctx, env, tf, set.paths[0], sources[0])
 		if junit != "" && rep != nil {
-			if err := writeJUnit(junit, []*localpreview.Report{rep}); err != nil {
+			if err := writeJUnit(junit, []*runner.Report{rep}); err != nil {
 				return err
 			}
 		}
 		return finish(env, rep, runErr, asJSON)
 	}
-	var reps []*localpreview.Report
+	var reps []*runner.Report
 	var errs []error
 	for i, p := range set.paths {
 		if i > 0 && !asJSON {
@@ -106,9 +107,9 @@ func runTest(ctx context.Context, env Env, args []string) error {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		if reps == nil {
-			reps = []*localpreview.Report{}
+			reps = []*runner.Report{}
 		}
-		if err := enc.Encode(testedFiles{Schema: TestFilesSchema, Label: localpreview.Label, Files: reps}); err != nil {
+		if err := enc.Encode(testedFiles{Schema: TestFilesSchema, Label: runner.Label, Files: reps}); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
 	}
@@ -126,25 +127,25 @@ func runTest(ctx context.Context, env Env, args []string) error {
 
 // testOne tests one file and prints its human output (header, a line per
 // example, trials and re-grade lines, footer) unless asJSON.
-func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte) (*localpreview.Report, error) {
+func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte) (*runner.Report, error) {
 	opts := runOptions(env, tf.rf)
 	opts.Trials, opts.FromRun = tf.trials, tf.from
 	opts.ToolBinding = tf.binding
 	if !tf.asJSON {
 		header := onceHeader(env, "test", path)
-		opts.OnExample = func(ex localpreview.ExampleResult) {
+		opts.OnExample = func(ex runner.ExampleResult) {
 			header()
 			word := verdictWord(ex.Verdict)
 			if f := trialsWord(ex); f != "" {
 				word = f
 			}
-			fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", word, ex.ID, localpreview.DecidingLine(ex))
+			fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", word, ex.ID, runner.DecidingLine(ex))
 			if line := toolLine(ex); line != "" {
 				fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", "", "", line)
 			}
 		}
 	}
-	rep, runErr := localpreview.Test(ctx, opts, localpreview.Request{Path: path, Source: src, Examples: tf.examples})
+	rep, runErr := runner.Test(ctx, opts, invocation.Request{Path: path, Source: src, Examples: tf.examples})
 	if runErr == nil && !tf.asJSON {
 		printTrialsAndRegrade(env.Stdout, rep)
 		printFooter(env.Stdout, rep)

@@ -5,13 +5,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // toolLine says which tools an example called and what answered them, e.g.
 // "tools: 1 call: github_list_merged_prs (recorded)"; "" when none was
 // dispatched. Never arguments or results.
-func toolLine(ex localpreview.ExampleResult) string {
+func toolLine(ex runner.ExampleResult) string {
 	if ex.ToolCalls == 0 {
 		return ""
 	}
@@ -24,7 +24,7 @@ func toolLine(ex localpreview.ExampleResult) string {
 
 // toolSettingsLine is the run's frozen kmx.yaml states, e.g.
 // "tools: github_list_merged_prs Disabled"; "" for a file without tools.
-func toolSettingsLine(rep *localpreview.Report) string {
+func toolSettingsLine(rep *runner.Report) string {
 	if len(rep.ToolSettings) == 0 {
 		return ""
 	}
@@ -37,7 +37,7 @@ func toolSettingsLine(rep *localpreview.Report) string {
 
 // junitToolProps are an example's tool figures as JUnit properties; nil
 // (no properties element) when it dispatched no tool.
-func junitToolProps(ex localpreview.ExampleResult) *junitProps {
+func junitToolProps(ex runner.ExampleResult) *junitProps {
 	if ex.ToolCalls == 0 {
 		return nil
 	}
@@ -50,7 +50,7 @@ func junitToolProps(ex localpreview.ExampleResult) *junitProps {
 
 // printCapture says what became of the pending recordings a live call
 // answered: saved into the file (with its new revision), or why not.
-func printCapture(w io.Writer, c *localpreview.CaptureReport) {
+func printCapture(w io.Writer, c *runner.CaptureReport) {
 	if c == nil {
 		return
 	}
@@ -59,7 +59,7 @@ func printCapture(w io.Writer, c *localpreview.CaptureReport) {
 		what = append(what, t.Example+"/"+t.Tool)
 	}
 	switch c.Status {
-	case localpreview.CaptureSaved:
+	case runner.CaptureSaved:
 		fmt.Fprintf(w, "captured %s into %s (new revision %s; this result is for the executed one)\n", strings.Join(what, ", "), c.Path, short(c.Revision))
 	default:
 		fmt.Fprintf(w, "capture %s: %s\nnext: %s\n", c.Status, c.Message, c.Next)

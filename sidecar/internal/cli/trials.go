@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // trialsFlag is --trials N: how many times each example runs, 1 to
-// localpreview.MaxTrials. Anything else is a usage error naming the range.
+// runner.MaxTrials. Anything else is a usage error naming the range.
 type trialsFlag struct{ n int }
 
 func (t *trialsFlag) String() string {
@@ -22,15 +22,15 @@ func (t *trialsFlag) String() string {
 
 func (t *trialsFlag) Set(v string) error {
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > localpreview.MaxTrials {
-		return fmt.Errorf("give a whole number from 1 to %d", localpreview.MaxTrials)
+	if err != nil || n < 1 || n > runner.MaxTrials {
+		return fmt.Errorf("give a whole number from 1 to %d", runner.MaxTrials)
 	}
 	t.n = n
 	return nil
 }
 
 // printTrialsAndRegrade adds the trials and re-grade lines to the footer.
-func printTrialsAndRegrade(w io.Writer, rep *localpreview.Report) {
+func printTrialsAndRegrade(w io.Writer, rep *runner.Report) {
 	if rep.Trials > 1 {
 		flaky := 0
 		for _, ex := range rep.Examples {
@@ -55,7 +55,7 @@ func printTrialsAndRegrade(w io.Writer, rep *localpreview.Report) {
 }
 
 // trialsWord marks a flaky example in the human output.
-func trialsWord(ex localpreview.ExampleResult) string {
+func trialsWord(ex runner.ExampleResult) string {
 	if ex.Trials != nil && ex.Trials.Flaky {
 		return "FLAKY"
 	}

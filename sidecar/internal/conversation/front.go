@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
@@ -28,9 +28,11 @@ type Request struct {
 	// Source, when set, is the file's text to take the instructions from
 	// (the editor's buffer); nil reads the file.
 	Source []byte
-	// Route carries the state folder (StateDir, else resolved through
-	// Getenv), the model override and the endpoint settings.
-	Route localpreview.Options
+	// Route is what a turn is planned with (the invocation package's
+	// options, never the runner's: a turn has no trials or re-grade): the
+	// state folder (StateDir, else resolved through Getenv), the model
+	// override, the endpoint settings and the editor's models.
+	Route invocation.Options
 }
 
 // Transcript is what every front shows: the history (oldest first), the turn
@@ -59,8 +61,8 @@ type Transcript struct {
 	Cleared *bool `json:"cleared,omitempty"`
 }
 
-func stateDir(opts localpreview.Options) (string, error) {
-	root, err := localpreview.StateRoot(opts)
+func stateDir(opts invocation.Options) (string, error) {
+	root, err := invocation.StateRoot(opts)
 	if err != nil {
 		return "", &Refusal{Code: CodeInvalid, Msg: err.Error(), Next: problem.SetKMXHome}
 	}
@@ -123,9 +125,9 @@ func Say(ctx context.Context, req Request, input string) (*Transcript, error) {
 			return nil, refusef("check the path; kmx reads *.agent.md files", "cannot read %s", req.File)
 		}
 	}
-	prep, err := localpreview.PrepareChat(ctx, req.Route, req.File, src, input)
+	prep, err := invocation.PrepareChat(ctx, req.Route, req.File, src, input)
 	if err != nil {
-		if r, ok := localpreview.AsRefusal(err); ok {
+		if r, ok := invocation.AsRefusal(err); ok {
 			return nil, &Refusal{Code: CodeInvalid, Msg: r.Msg, Next: r.Next}
 		}
 		return nil, err

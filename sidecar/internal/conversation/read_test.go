@@ -4,12 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 )
 
 func (f *fixture) history(t *testing.T) *Transcript {
 	t.Helper()
-	res, err := History(context.Background(), Request{File: f.file, Route: localpreview.Options{StateDir: f.state}})
+	res, err := History(context.Background(), Request{File: f.file, Route: invocation.Options{StateDir: f.state}})
 	if err != nil {
 		t.Fatalf("History: %v", err)
 	}

@@ -10,6 +10,6 @@
 // ever rewrites kmx.yaml or the agent file. A live binding (the
 // --tool-bindings file, read by ReadBinding) only marks a tool's source
 // live: the read itself is the host's executor (ghread, wired by
-// localpreview). A declared name without a recording or binding is offered
+// the invocation package). A declared name without a recording or binding is offered
 // as the unavailable stub, never silently dropped.
 package localtools

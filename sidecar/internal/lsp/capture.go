@@ -1,12 +1,12 @@
 package lsp
 
-// capture.go turns a run's capture (localpreview returns it as an edit in
+// capture.go turns a run's capture (the runner returns it as an edit in
 // the editor: Options.CaptureAsEdit) into the WorkspaceEdit the extension
 // applies, so that Undo takes it back. The sidecar never writes the file
 // itself here.
 
 import (
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // textDocumentEdit is an LSP TextDocumentEdit: with a version, the client
@@ -31,17 +31,17 @@ type captureWorkspaceEdit struct {
 // captureEdit builds the WorkspaceEdit of a run's capture, or refuses it
 // (in the report, which then withholds full success) when the document the
 // run read has changed since the run started.
-func (s *Server) captureEdit(uri string, src source, rep *localpreview.Report) *captureWorkspaceEdit {
+func (s *Server) captureEdit(uri string, src source, rep *runner.Report) *captureWorkspaceEdit {
 	c := rep.Capture
-	if c == nil || c.Status != localpreview.CaptureEdit {
+	if c == nil || c.Status != runner.CaptureEdit {
 		return nil
 	}
 	if snap, ok := s.docs.snapshot(uri); src.version > 0 && (!ok || snap.version != src.version) {
-		c.Status, c.Edits = localpreview.CaptureRefused, nil
+		c.Status, c.Edits = runner.CaptureRefused, nil
 		c.Message = "the file changed since the run started; the captured recording was not applied"
 		c.Next = "run again to capture into the current text"
-		if rep.Verdict == localpreview.VerdictPass {
-			rep.Verdict = localpreview.VerdictUnknown
+		if rep.Verdict == runner.VerdictPass {
+			rep.Verdict = runner.VerdictUnknown
 		}
 		return nil
 	}

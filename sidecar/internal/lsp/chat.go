@@ -60,7 +60,7 @@ func (s *Server) chatRequest(method string, p ChatParams) (conversation.Request,
 	if path == "" {
 		return conversation.Request{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is not a file on disk; save the file to chat with it", method, p.URI)
 	}
-	req := conversation.Request{File: path, ID: p.Conversation, Route: s.previewOptions(p.Model)}
+	req := conversation.Request{File: path, ID: p.Conversation, Route: s.previewOptions(p.Model).Options}
 	req.Route.Version = s.opts.Version
 	if p.Input != nil {
 		src, err := s.source(method, p.URI)

@@ -4,8 +4,9 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // This file is the kmx side of the editor contract: every command ID, custom
@@ -149,8 +150,8 @@ type ReportResult struct {
 	URI             string `json:"uri"`
 	// DocumentVersion is the open document's version the run used; 0 when
 	// the file was read from disk because it was not open.
-	DocumentVersion int32                `json:"documentVersion"`
-	Report          *localpreview.Report `json:"report"`
+	DocumentVersion int32          `json:"documentVersion"`
+	Report          *runner.Report `json:"report"`
 	// CaptureEdit is the LSP WorkspaceEdit that fills the pending
 	// recordings a live call answered (report.capture, status edit). The
 	// extension applies it as one undoable edit; the sidecar never writes
@@ -261,11 +262,11 @@ type InspectParams struct {
 }
 
 // InspectResult is the replay of one run with zero model calls: the
-// localpreview Inspection (kmx.journal.inspect/v1), labeled "local preview
+// readback Inspection (kmx.journal.inspect/v1), labeled "local preview
 // journal replay; not a test result". It has no verdicts.
 type InspectResult struct {
-	ProtocolVersion string                   `json:"protocolVersion"`
-	Inspection      *localpreview.Inspection `json:"inspection"`
+	ProtocolVersion string               `json:"protocolVersion"`
+	Inspection      *readback.Inspection `json:"inspection"`
 }
 
 // DiffRunsParams names the two runs to compare: with RunID, that run (B)
@@ -277,11 +278,11 @@ type DiffRunsParams struct {
 }
 
 // DiffRunsResult is kmx journal diff A B of the two runs, offline with zero
-// model calls (localpreview.RunDiff, kmx.journal.diff/v1), labeled "local
+// model calls (readback.RunDiff, kmx.journal.diff/v1), labeled "local
 // preview journal comparison; not a test result".
 type DiffRunsResult struct {
-	ProtocolVersion string                `json:"protocolVersion"`
-	Diff            *localpreview.RunDiff `json:"diff"`
+	ProtocolVersion string            `json:"protocolVersion"`
+	Diff            *readback.RunDiff `json:"diff"`
 }
 
 // ClearJournalsParams clears one run, or with RunID empty every run that is

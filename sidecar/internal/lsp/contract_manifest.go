@@ -1,6 +1,6 @@
 package lsp
 
-import "github.com/kmxdev/kmx/sidecar/internal/localpreview"
+import "github.com/kmxdev/kmx/sidecar/internal/invocation"
 
 // This file is the part of the editor contract that VS Code reads from the
 // extension's manifest: the commands a person can run and the settings.
@@ -80,7 +80,7 @@ type SettingSpec struct {
 // SettingSpecs lists every setting in the order the settings editor shows
 // them. Every Settings field has one (TestEverySettingIsDeclared).
 func SettingSpecs() []SettingSpec {
-	lo, hi := 1, localpreview.MaxConcurrency
+	lo, hi := 1, invocation.MaxConcurrency
 	return []SettingSpec{
 		{Key: "sidecarPath", Type: "string", Default: "", Scope: "machine",
 			Description: "Path to the `kmx` binary the extension starts as `kmx lsp`. Empty: the binary bundled with the extension."},
@@ -98,7 +98,7 @@ func SettingSpecs() []SettingSpec {
 			Description: "The NAME of the environment variable holding the judge endpoint's credential, never the credential itself."},
 		{Key: "trace.server", Type: "string", Enum: []string{"off", "messages", "verbose"}, Default: "off",
 			Description: "Log the LSP messages between VS Code and `kmx lsp` in the **kmx LSP trace** output channel (the sidecar's own log is the **kmx** channel)."},
-		{Key: "concurrency", Type: "integer", Default: localpreview.DefaultConcurrency, Minimum: &lo, Maximum: &hi,
+		{Key: "concurrency", Type: "integer", Default: invocation.DefaultConcurrency, Minimum: &lo, Maximum: &hi,
 			Description: "How many examples a run or test sends at once (1 to 32). Results stay in file order; `1` runs them one at a time. Each example still gets its own journaled session, and a failure stops further sends and cancels the examples in flight."},
 	}
 }

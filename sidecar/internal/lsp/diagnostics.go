@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 )
 
 // diagnostic is an LSP Diagnostic. Declared here (not protocol.Diagnostic)
@@ -35,7 +35,7 @@ func (s *Server) diagnose(ctx context.Context, uri string) {
 }
 
 // preflight is what Run and Test of this version would refuse under the
-// current settings (localpreview.Preflight): diagnostics on the causing
+// current settings (invocation.Preflight): diagnostics on the causing
 // line, code kmx-refusal, with zero model calls. A panic there is a kmx bug
 // and costs only these diagnostics.
 func (s *Server) preflight(ctx context.Context, snap snapshot, res agentfile.Result) (out []agentfile.Diagnostic) {
@@ -60,7 +60,7 @@ func (s *Server) preflight(ctx context.Context, snap snapshot, res agentfile.Res
 		}
 		src = text
 	}
-	return localpreview.Preflight(ctx, s.previewOptions(""), path, src, res)
+	return invocation.Preflight(ctx, s.previewOptions("").Options, path, src, res)
 }
 
 // safeParse parses snap; a parser panic (a kmx bug) becomes one Warning

@@ -10,12 +10,13 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
 // diffRuns serves kmx/diffRuns (and kmx.compareRuns): kmx journal diff of a
-// run and the previous run of its file, through localpreview.Diff, offline
+// run and the previous run of its file, through readback.Diff, offline
 // with zero model calls. The server picks the runs; the editor only renders.
 func (s *Server) diffRuns(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p DiffRunsParams
@@ -74,9 +75,9 @@ func (s *Server) compareRuns(ctx context.Context, p DiffRunsParams) (any, error)
 	if a == "" {
 		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %s of agent %q has no earlier finished run to compare with; run or test the file again, then compare", MethodDiffRuns, subject, agentID)
 	}
-	d, err := localpreview.Diff(ctx, dir, a, b)
+	d, err := readback.Diff(ctx, dir, a, b)
 	if err != nil {
-		if r, ok := localpreview.AsRefusal(err); ok {
+		if r, ok := invocation.AsRefusal(err); ok {
 			msg := r.Msg
 			if r.Next != "" {
 				msg += "; " + r.Next

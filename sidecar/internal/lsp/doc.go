@@ -6,8 +6,10 @@
 // documents and their versions (one owner, the store in store.go: handlers
 // open, change and close documents through it and read immutable
 // snapshots), the editor's settings, progress and cancellation of running
-// work, and the conversion between LSP types and the engine's. Every decision about an agent file is delegated: parsing and
-// diagnostics to agentfile, running and testing to localpreview, Explain to
+// work, and the conversion between LSP types and the engine's. Every
+// decision about an agent file is delegated: parsing and diagnostics to
+// agentfile, refusals before a run to invocation, running and testing to
+// runner, replays and comparisons of retained runs to readback, Explain to
 // failures. One file per LSP method; each only converts and delegates.
 //
 // It never writes anything but protocol to its stream (logs go to the

@@ -13,9 +13,9 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // The editor route end to end through a real jsonrpc2 client over
@@ -157,7 +157,7 @@ func startEditor(t *testing.T, e *scriptedEditor) *client {
 	return c
 }
 
-func testFile(t *testing.T, c *client, path, text string) *localpreview.Report {
+func testFile(t *testing.T, c *client, path, text string) *runner.Report {
 	t.Helper()
 	uri := fileURI(path)
 	c.open(uri, 1, text)
@@ -169,7 +169,7 @@ func testFile(t *testing.T, c *client, path, text string) *localpreview.Report {
 	return res.Report
 }
 
-func verdicts(rep *localpreview.Report) string {
+func verdicts(rep *runner.Report) string {
 	var out []string
 	for _, ex := range rep.Examples {
 		out = append(out, ex.ID+"="+ex.Verdict)
@@ -185,7 +185,7 @@ func TestEditorRouteTestsFileAndReplaysWithZeroCalls(t *testing.T) {
 	if rep.Verdict != "pass" || !rep.Journaled || verdicts(rep) != "first=pass,second=pass" {
 		t.Fatalf("verdict %s journaled %v examples %s", rep.Verdict, rep.Journaled, verdicts(rep))
 	}
-	if rep.Route.Agent != (localpreview.Identity{Route: route.Editor, Model: "copilot/gpt-4.1"}) {
+	if rep.Route.Agent != (runner.Identity{Route: route.Editor, Model: "copilot/gpt-4.1"}) {
 		t.Fatalf("route = %+v, want the editor route with vendor/id", rep.Route.Agent)
 	}
 	// The preflight listed the models once; each example sent once, to
@@ -237,7 +237,7 @@ func TestEditorRouteJudgesOnTheAgentsResolvedModel(t *testing.T) {
 	// The list resolved to its first entry VS Code offers (a qualified
 	// name), and the judge used that same resolved model, not the list's
 	// first name, in two fresh samples.
-	want := localpreview.Identity{Route: route.Editor, Model: "copilot/claude-sonnet-4.6"}
+	want := runner.Identity{Route: route.Editor, Model: "copilot/claude-sonnet-4.6"}
 	if rep.Route.Agent != want || rep.Route.Judge == nil || *rep.Route.Judge != want {
 		t.Fatalf("routes = %+v / %+v", rep.Route.Agent, rep.Route.Judge)
 	}

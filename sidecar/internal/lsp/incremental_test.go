@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 )
 
@@ -70,7 +70,7 @@ func TestDiagnosticsAfterEditsMatchAFreshParse(t *testing.T) {
 		got, _ := c.diagnosticsFor(from, uri, version)
 		want := expectedDiagnostics(agentfile.Parse("typing.agent.md", []byte(text)))
 		// Only the parse is compared; refusals (kmx-refusal) have their own test.
-		got.Diagnostics = slices.DeleteFunc(got.Diagnostics, func(d diagJ) bool { return d.Code == localpreview.CodeRefusal })
+		got.Diagnostics = slices.DeleteFunc(got.Diagnostics, func(d diagJ) bool { return d.Code == invocation.CodeRefusal })
 		if !reflect.DeepEqual(got.Diagnostics, want) {
 			t.Fatalf("%s: published\n%+v\nwant (a fresh parse)\n%+v\ntext:\n%s", e.name, got.Diagnostics, want, text)
 		}

@@ -9,12 +9,13 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
 // inspect serves kmx/inspect (and kmx.inspectRun): the versioned replay of
-// one retained run, with zero model calls (localpreview.Inspect). Judge
+// one retained run, with zero model calls (readback.Inspect). Judge
 // reasoning is withheld unless asked for.
 func (s *Server) inspect(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p InspectParams
@@ -32,9 +33,9 @@ func (s *Server) inspectRun(ctx context.Context, p InspectParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := localpreview.Inspect(ctx, dir, p.RunID)
+	in, err := readback.Inspect(ctx, dir, p.RunID)
 	if err != nil {
-		if r, ok := localpreview.AsRefusal(err); ok {
+		if r, ok := invocation.AsRefusal(err); ok {
 			msg := r.Msg
 			if r.Next != "" {
 				msg += "; " + r.Next

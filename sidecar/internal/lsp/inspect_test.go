@@ -7,8 +7,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
 // TestInspectReplaysTheLastRunWithZeroModelCalls runs a real test through
@@ -51,7 +51,7 @@ func TestInspectReplaysTheLastRunWithZeroModelCalls(t *testing.T) {
 	var in lsp.InspectResult
 	c.mustCall("workspace/executeCommand", map[string]any{"command": lsp.CommandInspectRun, "arguments": []any{p}}, &in)
 	got := in.Inspection
-	if got == nil || got.Schema != localpreview.InspectSchema || got.LiveCalls != 0 || got.Run.ID != p.RunID || len(got.Turns) == 0 {
+	if got == nil || got.Schema != readback.InspectSchema || got.LiveCalls != 0 || got.Run.ID != p.RunID || len(got.Turns) == 0 {
 		t.Fatalf("inspection = %+v", got)
 	}
 	if !strings.Contains(got.Label, "not a test result") || got.ReasoningShown {

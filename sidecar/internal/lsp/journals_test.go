@@ -9,9 +9,10 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // TestListAndClearRunsNeverDeletesARunningOne lists a file's runs, clears
@@ -20,7 +21,7 @@ import (
 func TestListAndClearRunsNeverDeletesARunningOne(t *testing.T) {
 	path := writeAgent(t, "greeter.agent.md", greeter)
 	var block *blockingExecutor
-	c := startServer(t, lsp.Options{NewExecutor: func(j *journal.Journal, p *localpreview.Plan) (localpreview.Executor, func(), error) {
+	c := startServer(t, lsp.Options{NewExecutor: func(j *journal.Journal, p *invocation.Plan) (runner.Executor, func(), error) {
 		if block != nil {
 			return block, func() {}, nil
 		}
@@ -109,6 +110,6 @@ func TestListAndClearRunsNeverDeletesARunningOne(t *testing.T) {
 // pass, which is all a listing test needs.
 type instantExecutor struct{}
 
-func (instantExecutor) Execute(context.Context, localpreview.Turn) (localpreview.Outcome, error) {
-	return localpreview.Outcome{Answer: "Hello", Completed: true, Problem: "not journaled"}, nil
+func (instantExecutor) Execute(context.Context, runner.Turn) (runner.Outcome, error) {
+	return runner.Outcome{Answer: "Hello", Completed: true, Problem: "not journaled"}, nil
 }

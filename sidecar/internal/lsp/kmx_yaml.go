@@ -8,12 +8,12 @@ import (
 	"path"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 )
 
 // codeKmxYAML is the diagnostic code of an unusable kmx.yaml.
-const codeKmxYAML = localpreview.CodeSettings
+const codeKmxYAML = invocation.CodeSettings
 
 // settingsURI is the URI of the kmx.yaml beside the agent file at uri.
 func settingsURI(uri string) (string, bool) {

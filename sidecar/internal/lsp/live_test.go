@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/ghread/ghreadtest"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // pendingAgent is an agent file whose one example has a pending recording
@@ -53,7 +53,7 @@ func TestCaptureIsAnEditInTheEditor(t *testing.T) {
 	c.open(uri, 3, body)
 
 	var res struct {
-		Report      *localpreview.Report `json:"report"`
+		Report      *runner.Report `json:"report"`
 		CaptureEdit struct {
 			DocumentChanges []struct {
 				TextDocument struct {
@@ -75,7 +75,7 @@ func TestCaptureIsAnEditInTheEditor(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Report == nil || res.Report.Capture == nil || res.Report.Capture.Status != localpreview.CaptureEdit {
+	if res.Report == nil || res.Report.Capture == nil || res.Report.Capture.Status != runner.CaptureEdit {
 		t.Fatalf("result %s", raw)
 	}
 	dc := res.CaptureEdit.DocumentChanges
@@ -124,8 +124,8 @@ func TestCaptureIsRefusedWhenTheDocumentChangedDuringTheRun(t *testing.T) {
 	c.open(uri, 3, body)
 
 	var res struct {
-		Report      *localpreview.Report `json:"report"`
-		CaptureEdit json.RawMessage      `json:"captureEdit"`
+		Report      *runner.Report  `json:"report"`
+		CaptureEdit json.RawMessage `json:"captureEdit"`
 	}
 	var raw json.RawMessage
 	c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri}, &raw)
@@ -136,11 +136,11 @@ func TestCaptureIsRefusedWhenTheDocumentChangedDuringTheRun(t *testing.T) {
 		t.Fatalf("the run never reached its live read: %s", raw)
 	}
 	rc := res.Report
-	if rc == nil || rc.Capture == nil || rc.Capture.Status != localpreview.CaptureRefused || len(rc.Capture.Edits) != 0 ||
+	if rc == nil || rc.Capture == nil || rc.Capture.Status != runner.CaptureRefused || len(rc.Capture.Edits) != 0 ||
 		!strings.Contains(rc.Capture.Message, "changed since the run started") || rc.Capture.Next == "" {
 		t.Fatalf("capture after an edit during the run: %s", raw)
 	}
-	if rc.Verdict == localpreview.VerdictPass {
+	if rc.Verdict == runner.VerdictPass {
 		t.Errorf("a run whose capture was refused reports a pass")
 	}
 	if len(res.CaptureEdit) != 0 && string(res.CaptureEdit) != "null" {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 )
 
 // An agent's examples may live in NAME.agent.examples.yaml beside
@@ -41,13 +41,13 @@ func fileIn(uri string) string {
 
 // readText reads the other file of a pair: the open buffer when the
 // editor has it, else the file on disk (at most 8 MiB). It is the Read of
-// every localpreview.Request the server makes, so a run sees exactly the
+// every invocation.Request the server makes, so a run sees exactly the
 // text the editor shows.
 func (s *Server) readText(path string) ([]byte, error) {
 	if snap, ok := s.docs.snapshotAt(path); ok {
 		return append([]byte(nil), snap.text...), nil
 	}
-	return localpreview.ReadPairFile(path)
+	return invocation.ReadPairFile(path)
 }
 
 // parsePair parses a document that is part of a pair; ok is false when

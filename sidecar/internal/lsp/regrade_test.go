@@ -7,9 +7,10 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // lensesOf returns a document's lenses as title → arguments.
@@ -56,7 +57,7 @@ func TestRegradeLensAndCompareRuns(t *testing.T) {
 	var tested lsp.ReportResult
 	c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri}, &tested)
 	src := tested.Report
-	if src == nil || src.Verdict != localpreview.VerdictPass {
+	if src == nil || src.Verdict != runner.VerdictPass {
 		t.Fatalf("source test %+v", tested)
 	}
 	_, sendsBefore := e.counts()
@@ -103,7 +104,7 @@ func TestRegradeLensAndCompareRuns(t *testing.T) {
 	if d.Diff == nil || d.Diff.A.ID != src.RunID || d.Diff.B.ID != rg.RunID || d.Diff.B.SourceRun != src.RunID || d.Diff.LiveCalls != 0 {
 		t.Fatalf("diff of the two newest runs: %+v", d.Diff)
 	}
-	if d.Diff.Summary != (localpreview.DiffSummary{Same: 1, Changed: 1}) || d.Diff.Examples[1].ID != "second" || d.Diff.Examples[1].Status != localpreview.DiffChanged || len(d.Diff.Examples[1].Lines) != 0 {
+	if d.Diff.Summary != (readback.DiffSummary{Same: 1, Changed: 1}) || d.Diff.Examples[1].ID != "second" || d.Diff.Examples[1].Status != readback.DiffChanged || len(d.Diff.Examples[1].Lines) != 0 {
 		t.Errorf("diff summary %+v examples %+v", d.Diff.Summary, d.Diff.Examples)
 	}
 	// From the replay panel: a run and the one before it, by command.

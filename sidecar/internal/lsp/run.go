@@ -6,7 +6,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // runParams is ExampleParams plus the LSP work-done token.
@@ -16,7 +17,7 @@ type runParams struct {
 }
 
 // run serves kmx/run (and kmx.runExample, kmx.runWithInput): one example,
-// or ad-hoc input, through localpreview.Run, answers shown.
+// or ad-hoc input, through runner.Run, answers shown.
 func (s *Server) run(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p runParams
 	if err := decode(MethodRun, raw, &p); err != nil {
@@ -29,7 +30,7 @@ func (s *Server) runExample(ctx context.Context, p ExampleParams, token json.Raw
 	if p.URI == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: uri is required", MethodRun)
 	}
-	req := localpreview.Request{}
+	req := invocation.Request{}
 	title := "kmx: run "
 	switch {
 	case p.Input != nil && p.ExampleID != "":
@@ -47,5 +48,5 @@ func (s *Server) runExample(ctx context.Context, p ExampleParams, token json.Raw
 	if err != nil {
 		return nil, err
 	}
-	return s.execute(ctx, MethodRun, title+" (local preview)", p.URI, token, src, 1, s.previewOptions(p.Model), req, localpreview.Run)
+	return s.execute(ctx, MethodRun, title+" (local preview)", p.URI, token, src, 1, s.previewOptions(p.Model), req, runner.Run)
 }

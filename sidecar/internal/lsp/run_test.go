@@ -10,9 +10,10 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 type progressJ struct {
@@ -50,7 +51,7 @@ func TestTestFileReportsVerdictsRangesAndProgress(t *testing.T) {
 		"arguments": []any{lsp.TestParams{URI: uri}},
 	}, &res)
 	rep := res.Report
-	if res.DocumentVersion != 3 || rep == nil || rep.Label != "local preview" || rep.Schema != localpreview.ReportSchema {
+	if res.DocumentVersion != 3 || rep == nil || rep.Label != "local preview" || rep.Schema != runner.ReportSchema {
 		t.Fatalf("result = %+v", res)
 	}
 	if rep.Verdict != "fail" || rep.Summary.Pass != 2 || rep.Summary.Fail != 1 || !rep.Journaled {
@@ -160,14 +161,14 @@ type blockingExecutor struct {
 	stopped chan string
 }
 
-func (e *blockingExecutor) Execute(ctx context.Context, t localpreview.Turn) (localpreview.Outcome, error) {
+func (e *blockingExecutor) Execute(ctx context.Context, t runner.Turn) (runner.Outcome, error) {
 	e.mu.Lock()
 	e.sent = append(e.sent, t.ExampleID)
 	e.mu.Unlock()
 	e.started <- t.ExampleID
 	<-ctx.Done()
 	e.stopped <- t.ExampleID
-	return localpreview.Outcome{Journaled: true, Cancelled: true, Problem: "cancelled"}, nil
+	return runner.Outcome{Journaled: true, Cancelled: true, Problem: "cancelled"}, nil
 }
 
 func TestCancellationStopsTheRunInFlight(t *testing.T) {
@@ -184,7 +185,7 @@ func TestCancellationStopsTheRunInFlight(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			exec := &blockingExecutor{started: make(chan string, 3), stopped: make(chan string, 3)}
 			path := writeAgent(t, "greeter.agent.md", greeter)
-			c := startServer(t, lsp.Options{NewExecutor: func(*journal.Journal, *localpreview.Plan) (localpreview.Executor, func(), error) {
+			c := startServer(t, lsp.Options{NewExecutor: func(*journal.Journal, *invocation.Plan) (runner.Executor, func(), error) {
 				return exec, func() {}, nil
 			}})
 			// One at a time: this checks that nothing after the first example

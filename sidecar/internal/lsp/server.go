@@ -13,9 +13,10 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // Options configure a Server. The zero value of every field is usable.
@@ -33,8 +34,8 @@ type Options struct {
 	// race document versions).
 	Parse func(name string, src []byte) agentfile.Result
 	// NewExecutor replaces the journaled Sessions executor of runs (tests
-	// only; see localpreview.Options.NewExecutor).
-	NewExecutor func(j *journal.Journal, p *localpreview.Plan) (localpreview.Executor, func(), error)
+	// only; see runner.Options.NewExecutor).
+	NewExecutor func(j *journal.Journal, p *invocation.Plan) (runner.Executor, func(), error)
 	// ToolBinding is kmx lsp --tool-bindings, read at startup (nil: none):
 	// the extension passes its machine-scoped kmx.toolBindings setting.
 	ToolBinding *localtools.Binding

@@ -7,7 +7,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
 
@@ -32,9 +32,9 @@ func checkSettings(st Settings) string {
 				f.name, found[0].Shape)
 		}
 	}
-	if st.Concurrency < 0 || st.Concurrency > localpreview.MaxConcurrency {
+	if st.Concurrency < 0 || st.Concurrency > invocation.MaxConcurrency {
 		return fmt.Sprintf("kmx.concurrency is %d; set it to a whole number from 1 to %d (1 runs examples one at a time), or remove it for the default %d",
-			st.Concurrency, localpreview.MaxConcurrency, localpreview.DefaultConcurrency)
+			st.Concurrency, invocation.MaxConcurrency, invocation.DefaultConcurrency)
 	}
 	for _, f := range fields[2:] {
 		if f.name == "judgeEndpoint" || f.value == "" {

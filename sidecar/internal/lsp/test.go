@@ -6,7 +6,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 type testParams struct {
@@ -15,7 +16,7 @@ type testParams struct {
 }
 
 // test serves kmx/test (and kmx.testFile): the selected examples, or all,
-// through localpreview.Test.
+// through runner.Test.
 func (s *Server) test(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p testParams
 	if err := decode(MethodTest, raw, &p); err != nil {
@@ -46,5 +47,5 @@ func (s *Server) testFile(ctx context.Context, p TestParams, token json.RawMessa
 	}
 	opts := s.previewOptions(p.Model)
 	opts.Trials, opts.FromRun = p.Trials, p.FromRun
-	return s.execute(ctx, MethodTest, title, p.URI, token, src, total, opts, localpreview.Request{Examples: p.Examples}, localpreview.Test)
+	return s.execute(ctx, MethodTest, title, p.URI, token, src, total, opts, invocation.Request{Examples: p.Examples}, runner.Test)
 }

@@ -16,8 +16,9 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // CodeRequestFailed is LSP's RequestFailed (-32803): the request was well
@@ -72,12 +73,12 @@ func unwrapPathError(err error) error {
 
 // previewOptions maps the session's settings (and a per-request model
 // override) onto the runner's options.
-func (s *Server) previewOptions(model string) localpreview.Options {
+func (s *Server) previewOptions(model string) runner.Options {
 	st := s.currentSettings()
 	if model == "" {
 		model = st.Model
 	}
-	opts := localpreview.NewOptions(localpreview.Settings{
+	opts := runner.NewOptions(runner.Settings{
 		Model:         model,
 		Endpoint:      st.Endpoint,
 		KeyEnv:        st.KeyEnv,
@@ -95,14 +96,14 @@ func (s *Server) previewOptions(model string) localpreview.Options {
 	return opts
 }
 
-// runFunc is localpreview.Run or localpreview.Test.
-type runFunc func(context.Context, localpreview.Options, localpreview.Request) (*localpreview.Report, error)
+// runFunc is runner.Run or runner.Test.
+type runFunc func(context.Context, runner.Options, invocation.Request) (*runner.Report, error)
 
 // execute runs one invocation as long work: it releases the message queue
 // (the snapshot is taken), reports progress per example, honours
 // $/cancelRequest, the progress cancel button and shutdown, and ends the
 // progress completed, failed or cancelled.
-func (s *Server) execute(ctx context.Context, method, title, uri string, token []byte, src source, total int, opts localpreview.Options, req localpreview.Request, fn runFunc) (*ReportResult, error) {
+func (s *Server) execute(ctx context.Context, method, title, uri string, token []byte, src source, total int, opts runner.Options, req invocation.Request, fn runFunc) (*ReportResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	id, name := s.work.start(cancel)
@@ -115,7 +116,7 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 
 	// Progress counts examples as they finish, in whatever order.
 	done := 0
-	opts.OnFinished = func(ex localpreview.ExampleResult) {
+	opts.OnFinished = func(ex runner.ExampleResult) {
 		done++
 		pct := 100
 		if total > 0 {
@@ -127,7 +128,7 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 	req.Source = src.text
 	req.Read = s.readText
 	rep, err := fn(ctx, opts, req)
-	switch _, refused := localpreview.AsRefusal(err); {
+	switch _, refused := invocation.AsRefusal(err); {
 	case ctx.Err() != nil:
 		prog.end(OutcomeCancelled, "stopped; examples after the one in flight were not sent")
 	case refused:

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
@@ -71,7 +71,7 @@ func TestBinaryStdio(t *testing.T) {
 			t.Errorf("%s %v: isError=%v, text:\n%s\nwant isError=%v and %q", tc.tool, tc.args, res.IsError, text(res), tc.wantError, tc.wantText)
 		}
 		if tc.wantVerdict != "" {
-			var rep localpreview.Report
+			var rep runner.Report
 			decode(t, res, &rep)
 			if rep.Verdict != tc.wantVerdict {
 				t.Errorf("%s %v: verdict %q, want %q", tc.tool, tc.args, rep.Verdict, tc.wantVerdict)

@@ -41,7 +41,7 @@ func addChat(srv *mcp.Server, cfg Config) {
 			}
 			return nil, nil, err
 		}
-		req := conversation.Request{File: in.File, ID: in.Conversation, Route: cfg.options(in.Model)}
+		req := conversation.Request{File: in.File, ID: in.Conversation, Route: cfg.options(in.Model).Options}
 		var res *conversation.Transcript
 		var err error
 		if in.Input == nil {

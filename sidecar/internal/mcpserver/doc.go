@@ -5,7 +5,7 @@
 // It owns the MCP wiring: tool definitions with typed, schema-tagged
 // arguments, the text summary beside each structured report, and the mapping
 // of refusals to isError tool results. It never decides anything the engine
-// does not: Run and Test call localpreview.Run/Test and Explain calls
+// does not: Run and Test call runner.Run/Test and Explain calls
 // failures.Explain, exactly as the CLI does, so verdicts, refusals and
 // journals are the same. It never takes an endpoint or a credential from a
 // tool argument or an agent file (only from Config, fixed at startup), never

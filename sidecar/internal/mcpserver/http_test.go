@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
@@ -63,9 +63,9 @@ func TestStreamableHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep localpreview.Report
+	var rep runner.Report
 	decode(t, res, &rep)
-	if res.IsError || rep.Verdict != localpreview.VerdictFail || !strings.Contains(text(res), "local preview: 1 pass, 1 fail") {
+	if res.IsError || rep.Verdict != runner.VerdictFail || !strings.Contains(text(res), "local preview: 1 pass, 1 fail") {
 		t.Fatalf("isError=%v verdict=%q text=%s", res.IsError, rep.Verdict, text(res))
 	}
 

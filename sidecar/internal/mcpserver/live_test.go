@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/ghread/ghreadtest"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
@@ -38,10 +38,10 @@ func TestCaptureThroughMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var rep localpreview.Report
+	var rep runner.Report
 	res := call(t, cs, "Test", map[string]any{"file": path})
 	decode(t, res, &rep)
-	if rep.Verdict != localpreview.VerdictPass || rep.Capture == nil || rep.Capture.Status != localpreview.CaptureSaved {
+	if rep.Verdict != runner.VerdictPass || rep.Capture == nil || rep.Capture.Status != runner.CaptureSaved {
 		t.Fatalf("Test = %s, capture %+v: %s", rep.Verdict, rep.Capture, text(res))
 	}
 	if src := rep.Examples[0].ToolSources; len(src) != 1 || src[0].Source != localtools.SourceLive {
@@ -57,9 +57,9 @@ func TestCaptureThroughMCP(t *testing.T) {
 	}
 
 	before := f.Requests()
-	var again localpreview.Report
+	var again runner.Report
 	decode(t, call(t, cs, "Test", map[string]any{"file": path}), &again)
-	if again.Verdict != localpreview.VerdictPass || again.Capture != nil || f.Requests() != before {
+	if again.Verdict != runner.VerdictPass || again.Capture != nil || f.Requests() != before {
 		t.Fatalf("second Test = %s, capture %+v, fixture requests %d -> %d", again.Verdict, again.Capture, before, f.Requests())
 	}
 	if src := again.Examples[0].ToolSources; len(src) != 1 || src[0].Source != localtools.SourceRecorded {

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 )
 
 // The server reads only agent files inside its roots. A tool's file
@@ -158,7 +158,7 @@ func (c Config) confinePair(ctx context.Context, ss *mcp.ServerSession, tool, fi
 		if !within(real, roots) {
 			return nil, fmt.Errorf("%s leads outside this server's roots", filepath.Base(p))
 		}
-		return localpreview.ReadPairFile(real)
+		return invocation.ReadPairFile(real)
 	}
 	return pairFile{agent: agent, real: real, read: read}, nil
 }

@@ -5,7 +5,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // RunArgs are the Run tool's arguments. There is deliberately no endpoint
@@ -25,8 +26,8 @@ func addRun(srv *mcp.Server, cfg Config) {
 			"Each turn is journaled and verified by replay. The result is a local preview, not deployment qualification.",
 		InputSchema: inputSchema[RunArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
-	}, func(ctx context.Context, r *mcp.CallToolRequest, in RunArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
-		return invoke(ctx, cfg, r.Session, "run", in.File, localpreview.Request{Examples: in.Examples, Input: in.Input}, in.Model)
+	}, func(ctx context.Context, r *mcp.CallToolRequest, in RunArgs) (*mcp.CallToolResult, *runner.Report, error) {
+		return invoke(ctx, cfg, r.Session, "run", in.File, invocation.Request{Examples: in.Examples, Input: in.Input}, in.Model)
 	})
 }
 

@@ -16,10 +16,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // Name is the server name clients see in initialize.
@@ -36,7 +37,7 @@ type Config struct {
 	// of kmx mcp's startup flags (variable names, never values).
 	Endpoint, KeyEnv, JudgeEndpoint, JudgeKeyEnv string
 	// Concurrency is how many examples a Run or Test call runs at once
-	// (kmx mcp --concurrency); 0 means localpreview.DefaultConcurrency.
+	// (kmx mcp --concurrency); 0 means invocation.DefaultConcurrency.
 	Concurrency int
 	// ToolBinding is kmx mcp --tool-bindings, read at startup (nil: none).
 	// No tool argument can supply or change a binding.
@@ -57,8 +58,8 @@ type Config struct {
 	Roots         []string
 	ExplicitRoots bool
 	// NewExecutor replaces the journaled executor (tests only), as in
-	// localpreview.Options.
-	NewExecutor func(j *journal.Journal, p *localpreview.Plan) (localpreview.Executor, func(), error)
+	// runner.Options.
+	NewExecutor func(j *journal.Journal, p *invocation.Plan) (runner.Executor, func(), error)
 }
 
 // New returns an MCP server offering Run, Test, Explain and Chat.
@@ -107,8 +108,8 @@ func rejectNonObjectArguments(next mcp.MethodHandler) mcp.MethodHandler {
 // runner options: the same fields the CLI's route flags fill. The endpoints
 // are the server's standing configuration, so they apply to non-fake models
 // only and choosing fake (by argument or in the file) stays offline.
-func (c Config) options(model string) localpreview.Options {
-	opts := localpreview.NewOptions(localpreview.Settings{
+func (c Config) options(model string) runner.Options {
+	opts := runner.NewOptions(runner.Settings{
 		Model:         model,
 		Endpoint:      c.Endpoint,
 		KeyEnv:        c.KeyEnv,
@@ -139,7 +140,7 @@ func (r *refusal) NextStep() string { return r.next }
 // text is the refusal as the CLI prints it, under a local preview heading.
 func (r *refusal) text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: refused; nothing was reported as passing\n%s\n", localpreview.Label, problem.WithoutStep(r.msg, r.next))
+	fmt.Fprintf(&b, "%s: refused; nothing was reported as passing\n%s\n", runner.Label, problem.WithoutStep(r.msg, r.next))
 	for _, l := range r.lines {
 		fmt.Fprintf(&b, "%s\n", l)
 	}
@@ -177,10 +178,10 @@ func readAgentFile(tool, path, real string) ([]byte, error) {
 }
 
 // engineRefusal turns the runner's error into a refusal with the CLI's
-// words: a localpreview.Refusal keeps its Msg and Next; anything else is
+// words: a invocation.Refusal keeps its Msg and Next; anything else is
 // reported as not a verdict.
-func engineRefusal(rep *localpreview.Report, err error) *refusal {
-	r, ok := localpreview.AsRefusal(err)
+func engineRefusal(rep *runner.Report, err error) *refusal {
+	r, ok := invocation.AsRefusal(err)
 	if !ok {
 		return problemRefusal(err, "this is not a verdict; nothing was reported as passing")
 	}
@@ -216,7 +217,7 @@ func errorResult(r *refusal) *mcp.CallToolResult {
 // turns the outcome into a tool result. A refusal is an isError result
 // carrying the refused report; a completed run is a normal result whatever
 // its verdict, with the verdict in the summary.
-func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command string, file string, req localpreview.Request, model string) (*mcp.CallToolResult, *localpreview.Report, error) {
+func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command string, file string, req invocation.Request, model string) (*mcp.CallToolResult, *runner.Report, error) {
 	pf, r := cfg.confinePair(ctx, ss, command, file)
 	if r != nil {
 		return errorResult(r), nil, nil
@@ -230,11 +231,11 @@ func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command stri
 		return nil, nil, err
 	}
 	req.Path, req.Source, req.Read = pf.agent, src, pf.read
-	var rep *localpreview.Report
+	var rep *runner.Report
 	if command == "run" {
-		rep, err = localpreview.Run(ctx, cfg.options(model), req)
+		rep, err = runner.Run(ctx, cfg.options(model), req)
 	} else {
-		rep, err = localpreview.Test(ctx, cfg.options(model), req)
+		rep, err = runner.Test(ctx, cfg.options(model), req)
 	}
 	if err != nil {
 		return errorResult(engineRefusal(rep, err)), rep, nil
@@ -245,10 +246,10 @@ func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command stri
 // summary is the short text beside the structured report: the label, the
 // counts and the file verdict first, then one line per example. It reads
 // the verdict from the report and never upgrades it: unknown stays unknown.
-func summary(rep *localpreview.Report) string {
+func summary(rep *runner.Report) string {
 	var b strings.Builder
 	s := rep.Summary
-	fmt.Fprintf(&b, "%s: %d pass, %d fail, %d unknown", localpreview.Label, s.Pass, s.Fail, s.Unknown)
+	fmt.Fprintf(&b, "%s: %d pass, %d fail, %d unknown", runner.Label, s.Pass, s.Fail, s.Unknown)
 	if s.Refused > 0 {
 		fmt.Fprintf(&b, ", %d refused", s.Refused)
 	}
@@ -263,7 +264,7 @@ func summary(rep *localpreview.Report) string {
 	}
 	for _, ex := range rep.Examples {
 		fmt.Fprintf(&b, "\n%s %s", ex.Verdict, ex.ID)
-		if line := localpreview.DecidingLine(ex); line != "" {
+		if line := runner.DecidingLine(ex); line != "" {
 			fmt.Fprintf(&b, ": %s", line)
 		}
 		if ex.Answer != nil {
@@ -274,7 +275,7 @@ func summary(rep *localpreview.Report) string {
 		fmt.Fprintf(&b, "\nrun %s, journal %s", rep.RunID, rep.JournalPath)
 	}
 	if c := rep.Capture; c != nil {
-		if c.Status == localpreview.CaptureSaved {
+		if c.Status == runner.CaptureSaved {
 			fmt.Fprintf(&b, "\ncaptured %d pending recording(s) into %s (new revision %s; this result is for the executed revision)", len(c.Captured), c.Path, c.Revision)
 		} else {
 			fmt.Fprintf(&b, "\ncapture %s: %s; next: %s", c.Status, c.Message, c.Next)

@@ -16,9 +16,10 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/cli"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/mcpserver"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
@@ -222,38 +223,38 @@ func TestCalls(t *testing.T) {
 		args        map[string]any
 		wantError   bool
 		wantVerdict string
-		wantSummary localpreview.Summary
+		wantSummary runner.Summary
 		wantText    []string
 		notText     []string
 	}{
 		{
 			name: "test with one failing example", tool: "Test",
 			args:        map[string]any{"file": "triage.agent.md"},
-			wantVerdict: "fail", wantSummary: localpreview.Summary{Pass: 1, Fail: 1},
+			wantVerdict: "fail", wantSummary: runner.Summary{Pass: 1, Fail: 1},
 			wantText: []string{"local preview: 1 pass, 1 fail, 0 unknown — verdict fail", "fail billing-question: assertion 1 (contains)"},
 		},
 		{
 			name: "test that passes", tool: "Test",
 			args:        map[string]any{"file": "pass.agent.md"},
-			wantVerdict: "pass", wantSummary: localpreview.Summary{Pass: 2},
+			wantVerdict: "pass", wantSummary: runner.Summary{Pass: 2},
 			wantText: []string{"local preview: 2 pass, 0 fail, 0 unknown — verdict pass"},
 		},
 		{
 			name: "an inconclusive judge is unknown, not pass", tool: "Test",
 			args:        map[string]any{"file": "unknown.agent.md"},
-			wantVerdict: "unknown", wantSummary: localpreview.Summary{Unknown: 1},
+			wantVerdict: "unknown", wantSummary: runner.Summary{Unknown: 1},
 			wantText: []string{"0 pass, 0 fail, 1 unknown — verdict unknown", "inconclusive"},
 			notText:  []string{"verdict pass", "1 pass"},
 		},
 		{
 			name: "example subset", tool: "Test",
 			args:        map[string]any{"file": "triage.agent.md", "examples": []string{"crash-report"}},
-			wantVerdict: "pass", wantSummary: localpreview.Summary{Pass: 1},
+			wantVerdict: "pass", wantSummary: runner.Summary{Pass: 1},
 		},
 		{
 			name: "run shows answers", tool: "Run",
 			args:        map[string]any{"file": "pass.agent.md", "examples": []string{"greet"}},
-			wantVerdict: "pass", wantSummary: localpreview.Summary{Pass: 1},
+			wantVerdict: "pass", wantSummary: runner.Summary{Pass: 1},
 			wantText: []string{"answer: hello"},
 		},
 		{
@@ -325,9 +326,9 @@ func TestCalls(t *testing.T) {
 			if tc.wantVerdict == "" {
 				return
 			}
-			var rep localpreview.Report
+			var rep runner.Report
 			decode(t, res, &rep)
-			if rep.Schema != localpreview.ReportSchema || rep.Label != localpreview.Label {
+			if rep.Schema != runner.ReportSchema || rep.Label != runner.Label {
 				t.Errorf("schema/label = %q/%q", rep.Schema, rep.Label)
 			}
 			if rep.Verdict != tc.wantVerdict {
@@ -365,17 +366,17 @@ func TestSameReportAsCLI(t *testing.T) {
 	if code != cli.ExitFailure {
 		t.Fatalf("kmx test --json exit %d, want %d; stderr: %s", code, cli.ExitFailure, stderr.String())
 	}
-	var fromCLI localpreview.Report
+	var fromCLI runner.Report
 	if err := json.Unmarshal(stdout.Bytes(), &fromCLI); err != nil {
 		t.Fatal(err)
 	}
 
 	cs := connect(t, mcpserver.Config{Version: cli.Version, Getenv: getenv})
 	res := call(t, cs, "Test", map[string]any{"file": file})
-	var fromMCP localpreview.Report
+	var fromMCP runner.Report
 	decode(t, res, &fromMCP)
 
-	normalize := func(r *localpreview.Report) []byte {
+	normalize := func(r *runner.Report) []byte {
 		r.RunID, r.JournalPath, r.DurationMs = "", "", 0
 		for i := range r.Examples {
 			r.Examples[i].DurationMs = 0
@@ -395,23 +396,23 @@ func TestSameReportAsCLI(t *testing.T) {
 // replay; nothing it reports may become a pass.
 type notVerified struct{}
 
-func (notVerified) Execute(_ context.Context, t localpreview.Turn) (localpreview.Outcome, error) {
-	return localpreview.Outcome{Answer: "hello", Completed: true, Verified: false, Journaled: true, Problem: "replay gave a different answer"}, nil
+func (notVerified) Execute(_ context.Context, t runner.Turn) (runner.Outcome, error) {
+	return runner.Outcome{Answer: "hello", Completed: true, Verified: false, Journaled: true, Problem: "replay gave a different answer"}, nil
 }
 
 func TestUnverifiedTurnIsNeverPass(t *testing.T) {
 	cs := connect(t, mcpserver.Config{
 		Version: "test",
 		Getenv:  envWith(map[string]string{"KMX_HOME": testutil.PrivateDir(t)}),
-		NewExecutor: func(*journal.Journal, *localpreview.Plan) (localpreview.Executor, func(), error) {
+		NewExecutor: func(*journal.Journal, *invocation.Plan) (runner.Executor, func(), error) {
 			return notVerified{}, func() {}, nil
 		},
 	})
 	for _, tool := range []string{"Run", "Test"} {
 		res := call(t, cs, tool, map[string]any{"file": fixture(t, "pass.agent.md")})
-		var rep localpreview.Report
+		var rep runner.Report
 		decode(t, res, &rep)
-		if rep.Verdict == localpreview.VerdictPass || rep.Summary.Pass != 0 {
+		if rep.Verdict == runner.VerdictPass || rep.Summary.Pass != 0 {
 			t.Errorf("%s: unverified turns reported as %q with %d pass", tool, rep.Verdict, rep.Summary.Pass)
 		}
 		if got := text(res); strings.Contains(got, "verdict pass") || !strings.Contains(got, "0 pass") {
@@ -582,7 +583,7 @@ func TestFakeStaysOfflineWithStartupEndpoint(t *testing.T) {
 	}{
 		{"model argument fake", map[string]any{"model": "fake"}, false, "verdict pass"},
 		// The startup endpoint is standing configuration: a file's own
-		// model: fake stays offline too (localpreview.Options.StandingRoutes).
+		// model: fake stays offline too (invocation.Options.StandingRoutes).
 		{"file model fake, no argument", map[string]any{}, false, "verdict pass"},
 	}
 	cs := connect(t, mcpserver.Config{

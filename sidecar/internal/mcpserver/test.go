@@ -5,7 +5,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // TestArgs are the Test tool's arguments. Test has no ad-hoc input: it
@@ -27,9 +28,9 @@ func addTest(srv *mcp.Server, cfg Config) {
 			"The result is a local preview, not deployment qualification.",
 		InputSchema: inputSchema[TestArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
-	}, func(ctx context.Context, r *mcp.CallToolRequest, in TestArgs) (*mcp.CallToolResult, *localpreview.Report, error) {
+	}, func(ctx context.Context, r *mcp.CallToolRequest, in TestArgs) (*mcp.CallToolResult, *runner.Report, error) {
 		c := cfg
 		c.trials, c.fromRun = in.Trials, in.FromRun
-		return invoke(ctx, c, r.Session, "test", in.File, localpreview.Request{Examples: in.Examples}, in.Model)
+		return invoke(ctx, c, r.Session, "test", in.File, invocation.Request{Examples: in.Examples}, in.Model)
 	})
 }

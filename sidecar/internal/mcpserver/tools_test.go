@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // TestToolFilesThroughMCP: MCP Run and Test run a tool-declaring file on
@@ -13,9 +13,9 @@ import (
 func TestToolFilesThroughMCP(t *testing.T) {
 	cs := connectFresh(t)
 
-	var rep localpreview.Report
+	var rep runner.Report
 	decode(t, call(t, cs, "Test", map[string]any{"file": testdataFile(t, "tools", "merged-prs.agent.md")}), &rep)
-	if rep.Verdict != localpreview.VerdictPass || len(rep.ToolSettings) != 1 {
+	if rep.Verdict != runner.VerdictPass || len(rep.ToolSettings) != 1 {
 		t.Fatalf("Test = %q, settings %+v: %+v", rep.Verdict, rep.ToolSettings, rep.Examples)
 	}
 	for _, ex := range rep.Examples {
@@ -24,9 +24,9 @@ func TestToolFilesThroughMCP(t *testing.T) {
 		}
 	}
 
-	var run localpreview.Report
+	var run runner.Report
 	decode(t, call(t, cs, "Run", map[string]any{"file": testdataFile(t, "tools", "disabled/merged-prs.agent.md")}), &run)
-	if run.Verdict != localpreview.VerdictPass || run.ToolSettings[0].State != "Disabled" || run.Examples[0].ToolCalls != 0 {
+	if run.Verdict != runner.VerdictPass || run.ToolSettings[0].State != "Disabled" || run.Examples[0].ToolCalls != 0 {
 		t.Fatalf("Run disabled = %q %+v %+v", run.Verdict, run.ToolSettings, run.Examples)
 	}
 

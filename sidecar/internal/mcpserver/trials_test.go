@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // TestTestToolTrialsAndFromRun: the Test tool takes trials (per-example
@@ -15,7 +15,7 @@ func TestTestToolTrialsAndFromRun(t *testing.T) {
 	cs := connectFresh(t)
 	file := fixture(t, "pass.agent.md")
 
-	var rep localpreview.Report
+	var rep runner.Report
 	decode(t, call(t, cs, "Test", map[string]any{"file": file, "trials": 3}), &rep)
 	if rep.Trials != 3 || rep.Verdict != "pass" || len(rep.Examples) == 0 {
 		t.Fatalf("trials 3: %+v", rep)
@@ -27,7 +27,7 @@ func TestTestToolTrialsAndFromRun(t *testing.T) {
 	}
 
 	res := call(t, cs, "Test", map[string]any{"file": file, "fromRun": rep.RunID})
-	var g localpreview.Report
+	var g runner.Report
 	decode(t, res, &g)
 	if g.Regrade == nil || g.Regrade.SourceRun != rep.RunID || g.Regrade.AgentCalls != 0 || g.Verdict != "pass" {
 		t.Errorf("fromRun: %+v %+v", g.Regrade, g)
@@ -40,7 +40,7 @@ func TestTestToolTrialsAndFromRun(t *testing.T) {
 		t.Errorf("trials 21: %v %s", bad.IsError, text(bad))
 	}
 	// Trials of a re-grade: refused with the CLI's words (docs/regrade.md).
-	if both := call(t, cs, "Test", map[string]any{"file": file, "trials": 2, "fromRun": rep.RunID}); !both.IsError || !strings.Contains(text(both), localpreview.TrialsWithRegrade) || !strings.Contains(text(both), "drop --trials") {
+	if both := call(t, cs, "Test", map[string]any{"file": file, "trials": 2, "fromRun": rep.RunID}); !both.IsError || !strings.Contains(text(both), runner.TrialsWithRegrade) || !strings.Contains(text(both), "drop --trials") {
 		t.Errorf("trials with fromRun: %v %s", both.IsError, text(both))
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/conversation"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
@@ -23,7 +23,7 @@ import (
 // (problem.Text), and the step is said exactly once.
 func TestEveryRefusalLikeErrorIsAProblem(t *testing.T) {
 	errs := []error{
-		&localpreview.Refusal{Msg: "refused", Next: "change x"},
+		&invocation.Refusal{Msg: "refused", Next: "change x"},
 		&conversation.Refusal{Code: conversation.CodeBusy, Msg: "busy", Next: "wait"},
 		&route.ConfigError{Field: "endpoint", Msg: "not https", Next: "use https"},
 		&route.ResolveError{Msg: "no model", Next: "pick one"},

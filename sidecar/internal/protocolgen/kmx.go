@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/kmxdev/kmx/sidecar/internal/localpreview"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // KMXPath is where the generated contract lives, relative to the module
@@ -80,11 +80,11 @@ func KMX() Spec {
 				{Name: "ToolFailed", Value: string(route.EditorToolFailed)},
 			}},
 			{Name: "Verdicts", Union: "Verdict", Doc: "verdict of a report and of each example: pass only when every selected example passed; unknown is never a pass.", Entries: []Const{
-				{Name: "Pass", Value: localpreview.VerdictPass},
-				{Name: "Fail", Value: localpreview.VerdictFail},
-				{Name: "Unknown", Value: localpreview.VerdictUnknown},
-				{Name: "Refused", Value: localpreview.VerdictRefused},
-				{Name: "Answered", Value: localpreview.VerdictAnswered, Doc: "an ad-hoc Run input that was answered: nothing to check"},
+				{Name: "Pass", Value: runner.VerdictPass},
+				{Name: "Fail", Value: runner.VerdictFail},
+				{Name: "Unknown", Value: runner.VerdictUnknown},
+				{Name: "Refused", Value: runner.VerdictRefused},
+				{Name: "Answered", Value: runner.VerdictAnswered, Doc: "an ad-hoc Run input that was answered: nothing to check"},
 			}},
 			{Name: "RouteSources", Union: "RouteSource", Doc: "route of an identity (route.agent.route, route.judge.route): where answers came from.", Entries: []Const{
 				{Name: "Fake", Value: route.Fake},

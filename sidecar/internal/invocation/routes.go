@@ -1,0 +1,205 @@
+package invocation
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
+)
+
+// Routes is the per-invocation snapshot of the models an invocation may
+// reach: decided before the journal exists, never changed after.
+type Routes struct {
+	// Agent is the agent's identity, AgentModel its route.
+	Agent      route.Identity
+	AgentModel route.Model
+	// Judge is the first judge identity, when a selected example has an
+	// llmJudge assertion.
+	Judge *route.Identity
+	// judges maps a judge model name to its route.
+	judges map[string]route.Model
+	// defaultJudge is the judge model of an llmJudge with no judgeModel:
+	// the agent's effective model.
+	defaultJudge string
+	// editor is the invocation's editor snapshot when the agent runs on
+	// the editor route (its tools bind through it), else nil.
+	editor *editorBuilder
+}
+
+// Resolve is the harness's model resolver for this invocation. It answers
+// only for the identities decided in resolveRoutes.
+func (r *Routes) Resolve(purpose string, id route.Identity) (route.Model, error) {
+	switch purpose {
+	case PurposeAgent:
+		if id == r.Agent {
+			return r.AgentModel, nil
+		}
+	case PurposeJudge:
+		// Judges are keyed by the name the file gives; an editor model's
+		// identity is its vendor and id, so match on the identity.
+		for _, m := range r.judges {
+			if m.Identity() == id {
+				return m, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no %s route for model %q on %q in this invocation", purpose, id.Model, id.Route)
+}
+
+// JudgeIdentity is the route identity of judge model name ("" is the
+// default judge: the agent's model), when the invocation resolved it.
+func (r *Routes) JudgeIdentity(model string) (route.Identity, bool) {
+	if model == "" {
+		model = r.defaultJudge
+	}
+	m, ok := r.judges[model]
+	if !ok {
+		return route.Identity{}, false
+	}
+	return m.Identity(), true
+}
+
+// effectiveModel applies the precedence: runtime override, then the file's
+// model, then the default.
+func effectiveModel(opts Options, a *agentfile.Agent) string {
+	switch {
+	case opts.Model != "":
+		return opts.Model
+	case a.Model != nil && *a.Model != "":
+		return *a.Model
+	}
+	return DefaultModel
+}
+
+// resolveRoutes decides every model the invocation may reach, or refuses.
+// The order matters for the refusal a user sees first: the route settings
+// on their own (names, URLs, pairings), then the agent's model, then each
+// judge model. Nothing is created or sent here; credentials are read into
+// memory once per (endpoint, key variable) by the compatible builder, and
+// the models VS Code offers are listed at most once, by the editor builder.
+func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, error) {
+	if err := checkRouteSettings(opts); err != nil {
+		return nil, err
+	}
+	model := effectiveModel(opts, plan.Agent)
+	rt := &Routes{judges: map[string]route.Model{}, defaultJudge: model}
+	cb := newCompatBuilder(opts)
+	eb := newEditorBuilder(opts.Editor)
+	switch {
+	case model == route.Fake && opts.Endpoint != "" && !opts.StandingRoutes:
+		return nil, Refuse("drop --endpoint to use the fake model, or choose a real model with --model NAME",
+			"the fake model runs in memory and cannot be combined with an endpoint")
+	case model == route.Fake:
+		rt.AgentModel = route.NewFake()
+	case opts.Endpoint == "" && eb != nil:
+		// The editor route: a non-fake model with no endpoint, in VS Code.
+		m, err := eb.model(ctx, agentModelRefs(opts, plan.Agent), "the agent's model")
+		if err != nil {
+			return nil, err
+		}
+		rt.AgentModel = m
+		rt.editor = eb
+		// An llmJudge with no judgeModel judges on the agent's resolved
+		// model, not on a second resolution of its name.
+		rt.judges[model] = m
+	default:
+		m, err := cb.model(opts.Endpoint, opts.KeyEnv, model, "--endpoint")
+		if err != nil {
+			return nil, err
+		}
+		rt.AgentModel = m
+	}
+	rt.Agent = rt.AgentModel.Identity()
+
+	var judged bool
+	for _, ex := range plan.Selected {
+		for _, a := range ex.Assertions {
+			if a.Type != agentfile.LLMJudge {
+				continue
+			}
+			judged = true
+			name := a.JudgeModel
+			if name == "" {
+				name = model
+			}
+			if m, ok := rt.judges[name]; ok {
+				if rt.Judge == nil {
+					id := m.Identity()
+					rt.Judge = &id
+				}
+				continue
+			}
+			m, err := judgeModel(ctx, opts, cb, eb, name, model)
+			if err != nil {
+				return nil, refusalAt(err, a.Range)
+			}
+			rt.judges[name] = m
+			if rt.Judge == nil {
+				id := m.Identity()
+				rt.Judge = &id
+			}
+		}
+	}
+	if !judged && !opts.StandingRoutes && (opts.JudgeEndpoint != "" || opts.JudgeKeyEnv != "") {
+		return nil, Refuse("drop --judge-endpoint/--judge-key-env, or select an example with an llmJudge assertion",
+			"a judge endpoint was given, but no selected example has an llmJudge assertion")
+	}
+	return rt, nil
+}
+
+// checkRouteSettings refuses route settings that are wrong on their own,
+// whatever model is chosen: an invalid key variable name (checked even when
+// no endpoint is given, so a pasted credential in --key-env is always
+// refused), a key variable without its endpoint, and an endpoint that breaks
+// the route rules.
+func checkRouteSettings(opts Options) error {
+	for _, kv := range []struct{ flag, name string }{{"--key-env", opts.KeyEnv}, {"--judge-key-env", opts.JudgeKeyEnv}} {
+		if kv.name == "" {
+			continue
+		}
+		if err := route.ValidateKeyEnv(kv.name); err != nil {
+			return routeRefusal(kv.flag, err)
+		}
+	}
+	if opts.KeyEnv != "" && opts.Endpoint == "" {
+		return Refuse("pass --endpoint URL for the credential, or drop --key-env",
+			"--key-env names the credential of --endpoint, but no --endpoint is given")
+	}
+	if opts.JudgeKeyEnv != "" && opts.JudgeEndpoint == "" {
+		return Refuse("pass --judge-endpoint URL for the credential, or drop --judge-key-env (a judge on the agent's endpoint uses --key-env)",
+			"--judge-key-env names the credential of --judge-endpoint, but no --judge-endpoint is given")
+	}
+	for _, ep := range []struct{ flag, url, keyEnv string }{{"--endpoint", opts.Endpoint, opts.KeyEnv}, {"--judge-endpoint", opts.JudgeEndpoint, opts.JudgeKeyEnv}} {
+		if ep.url == "" {
+			continue
+		}
+		if _, err := route.ParseEndpoint(ep.url, ep.keyEnv); err != nil {
+			return routeRefusal(ep.flag, err)
+		}
+	}
+	return nil
+}
+
+// judgeModel decides the route of one judge model: the fake judge in memory
+// for "fake", else the explicit judge endpoint, else the agent's endpoint,
+// else (in VS Code) the models VS Code offers.
+func judgeModel(ctx context.Context, opts Options, cb *compatBuilder, eb *editorBuilder, name, agentModel string) (route.Model, error) {
+	if name == route.Fake {
+		if opts.JudgeEndpoint != "" && !opts.StandingRoutes {
+			return nil, Refuse("drop --judge-endpoint, or name a real judgeModel", "judge model \"fake\" runs in memory and cannot be combined with a judge endpoint")
+		}
+		return judge.NewFakeModel(), nil
+	}
+	switch {
+	case opts.JudgeEndpoint != "":
+		return cb.model(opts.JudgeEndpoint, opts.JudgeKeyEnv, name, "--judge-endpoint")
+	case opts.Endpoint != "" && agentModel != route.Fake:
+		return cb.model(opts.Endpoint, opts.KeyEnv, name, "--endpoint")
+	case eb != nil:
+		return eb.model(ctx, []string{name}, fmt.Sprintf("judge model %q", name))
+	}
+	return nil, Refuse("set judgeModel: fake, or pass --judge-endpoint URL for a real judge",
+		"llmJudge needs a judge: judge model %q has no endpoint", name)
+}

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package localpreview
-
-import "time"
-
-// inspectCPU is not measured here; the benchmark reports wall time only.
-func inspectCPU() (time.Duration, bool) { return 0, false }

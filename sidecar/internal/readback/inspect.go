@@ -1,0 +1,569 @@
+package readback
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/sessions"
+	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/state"
+)
+
+// InspectSchema versions the JSON of an Inspection (kmx journal inspect
+// --json, the editor's replay panel). Fields are only ever added within v1.
+const InspectSchema = "kmx.journal.inspect/v1"
+
+// InspectLabel is on every Inspection: a replay shows what was journaled,
+// it does not test anything.
+const InspectLabel = "local preview journal replay; not a test result"
+
+// DefaultInspectBound applies when Inspect's ctx has no deadline.
+const DefaultInspectBound = 2 * time.Minute
+
+// Turn states of an inspection. Only "verified" turns replayed; the others
+// are what the journal holds for a turn that did not complete.
+const (
+	TurnVerified   = "verified"
+	TurnIncomplete = "incomplete"
+	TurnFailed     = "failed"
+	TurnCancelled  = "cancelled"
+)
+
+// Judge reply kinds of a sample.
+const (
+	ReplyScored       = "scored"       // a score from 0 to 100
+	ReplyInconclusive = "inconclusive" // the judge said the rubric does not apply (score null)
+	ReplyMalformed    = "malformed"    // the reply broke the judge format
+	ReplyNone         = "none"         // the sample did not verify, so its reply is not read
+)
+
+// Inspection is a retained run replayed with zero model calls. It has no
+// verdicts: assertions are not re-evaluated.
+type Inspection struct {
+	Schema string       `json:"schema"`
+	Label  string       `json:"label"`
+	Run    InspectedRun `json:"run"`
+	// LiveCalls counts every model call the replay attempted (each was
+	// refused). It is zero unless kmx is broken, and it is never hidden.
+	LiveCalls int            `json:"liveCalls"`
+	Summary   InspectSummary `json:"summary"`
+	// ReasoningShown says whether judge reasoning is included; it is
+	// withheld unless asked for (ShowReasoning).
+	ReasoningShown bool            `json:"reasoningShown"`
+	Turns          []InspectedTurn `json:"turns"`
+}
+
+// InspectedRun is the run's identity from the journal's meta.
+type InspectedRun struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	// Status: finished, cancelled or failed (recorded when the run ended),
+	// running, or crashed-unfinished.
+	Status        string `json:"status"`
+	Command       string `json:"command"`
+	AgentID       string `json:"agentId"`
+	AgentRevision string `json:"agentRevision"`
+	KmxVersion    string `json:"kmxVersion"`
+}
+
+// InspectSummary counts the top-level turns by state and the judge samples.
+type InspectSummary struct {
+	Turns        int `json:"turns"`
+	Verified     int `json:"verified"`
+	Incomplete   int `json:"incomplete"`
+	Failed       int `json:"failed"`
+	Cancelled    int `json:"cancelled"`
+	JudgeSamples int `json:"judgeSamples"`
+}
+
+// InspectedTurn is one agent turn (or a judge turn whose example has no
+// agent turn in the journal), in journal order.
+type InspectedTurn struct {
+	Example   string                `json:"example"`
+	Purpose   string                `json:"purpose"`
+	SessionID string                `json:"sessionId"`
+	Turn      int                   `json:"turn"`
+	Model     journal.ModelIdentity `json:"model"`
+	// Input is the journaled input; empty when the turn never started.
+	Input string `json:"input"`
+	// Answer is present only for a verified turn: the replayed answer,
+	// identical to the journaled one.
+	Answer *string `json:"answer,omitempty"`
+	State  string  `json:"state"`
+	// Reason says, in fixed text, why the turn did not verify.
+	Reason string `json:"reason,omitempty"`
+	// Error is the fixed-text error the journal recorded for a failed turn.
+	Error string `json:"error,omitempty"`
+	// Harness is the harness the session was placed on ("chat" or
+	// "kmx-local-tools-v1").
+	Harness string `json:"harness,omitempty"`
+	// Tools is a tool turn's offered tool set, frozen at run start: names,
+	// kmx.yaml states and sources (never the saved results themselves).
+	Tools []InspectedTool `json:"tools,omitempty"`
+	// ToolCalls is what the journal holds of a tool turn's calls, in batch
+	// order, whether or not the turn verified (an incomplete trace stays
+	// incomplete: State says so).
+	ToolCalls    []InspectedToolCall `json:"toolCalls,omitempty"`
+	JudgeSamples []JudgeSample       `json:"judgeSamples,omitempty"`
+}
+
+// InspectedTool is one offered tool of a tool turn.
+type InspectedTool struct {
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Source string `json:"source"`
+}
+
+// InspectedToolCall is one journaled call and, when journaled, its result.
+type InspectedToolCall struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	// Source is live, recorded, unavailable or disabled; empty when the
+	// call has no journaled result.
+	Source string `json:"source,omitempty"`
+	// Result is the text the model received; nil when none was journaled.
+	Result *string `json:"result,omitempty"`
+}
+
+// JudgeSample is one llmJudge sample of an example, replayed like any turn.
+type JudgeSample struct {
+	SessionID string                `json:"sessionId"`
+	Turn      int                   `json:"turn"`
+	Model     journal.ModelIdentity `json:"model"`
+	State     string                `json:"state"`
+	Reason    string                `json:"reason,omitempty"`
+	Rubric    string                `json:"rubric,omitempty"`
+	// Reply is scored, inconclusive, malformed or none; Score is set only
+	// when scored.
+	Reply string `json:"reply"`
+	Score *int   `json:"score,omitempty"`
+	// Reasoning is the judge's reasoning, only when ReasoningShown.
+	Reasoning *string `json:"reasoning,omitempty"`
+}
+
+// HideReasoning withholds every judge sample's reasoning (the default
+// display; kmx journal inspect --show-reasoning keeps it).
+func (in *Inspection) HideReasoning() {
+	in.ReasoningShown = false
+	for i := range in.Turns {
+		for k := range in.Turns[i].JudgeSamples {
+			in.Turns[i].JudgeSamples[k].Reasoning = nil
+		}
+	}
+}
+
+// Inspect reopens the retained run runID in the journal folder dir and
+// replays each complete turn through its harness against its recorded
+// completions (and, on the tool harness, its recorded tool results), via the
+// embedded Sessions' VerifyTurn. The models it could
+// reach are a resolver that refuses and counts every call; that count and
+// the harness's own are LiveCalls. Nothing is sent, nothing is judged, and
+// no journal is created (journal.Open refuses a run that is not there).
+//
+// Without a deadline on ctx, Inspect is bounded by DefaultInspectBound.
+// Errors are *Refusal with fixed text, or ctx's error.
+func Inspect(ctx context.Context, dir, runID string) (*Inspection, error) {
+	in, _, err := InspectWithResult(ctx, dir, runID)
+	return in, err
+}
+
+// InspectWithResult is Inspect that also returns the run's journaled result record
+// (nil when the run wrote none: a Run, an older kmx, or a run that did not
+// get that far). The record is read from the same verified chain.
+func InspectWithResult(ctx context.Context, dir, runID string) (*Inspection, *journal.RunResult, error) {
+	return inspectWith(ctx, dir, runID, nil)
+}
+
+// inspectWith is inspect that hands the verified records and their
+// sessions to keep (when not nil) once every turn has been replayed.
+func inspectWith(ctx context.Context, dir, runID string, keep func([]journal.Record, []*inspectedSession)) (*Inspection, *journal.RunResult, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultInspectBound)
+		defer cancel()
+	}
+	j, err := openForInspect(ctx, dir, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer j.Close()
+	in := &Inspection{Schema: InspectSchema, Label: InspectLabel, ReasoningShown: true, Turns: []InspectedTurn{}}
+	m := j.Meta()
+	in.Run = InspectedRun{ID: runID, Status: j.Status(), Command: m.Command, AgentID: m.AgentID, AgentRevision: m.AgentRevision, KmxVersion: m.KmxVersion}
+	in.Run.Created, _ = time.Parse("20060102T150405.000000000Z", runID[:len("20060102T150405.000000000Z")])
+	if in.Run.Status == "" {
+		in.Run.Status = journal.RunCrashed
+		if locked, err := journal.IsLocked(dir, runID); err == nil && locked {
+			in.Run.Status = journal.RunRunning
+		}
+	}
+
+	recs, err := j.Records(ctx, "")
+	if err != nil {
+		return nil, nil, readRefusal(ctx, runID, err)
+	}
+	sess, result := groupSessions(recs)
+
+	var refused atomic.Int64
+	emb, err := sessions.Start(ctx, sessions.Options{Journal: j, Resolve: func(string, route.Identity) (route.Model, error) {
+		refused.Add(1)
+		return nil, errors.New("inspection never calls a model")
+	}})
+	if err != nil {
+		return nil, nil, readRefusal(ctx, runID, err)
+	}
+	defer emb.Close()
+	client := emb.Client()
+
+	if err := replayAll(ctx, client, sess); err != nil {
+		return nil, nil, readRefusal(ctx, runID, err)
+	}
+	agentAt := map[string]int{} // example ID -> index in in.Turns of its first agent turn
+	var orphans []*inspectedSession
+	for _, s := range sess {
+		for _, vt := range s.verified {
+			in.LiveCalls += int(vt.resp.GetLiveCalls())
+		}
+		if s.placed.Purpose == invocation.PurposeJudge {
+			orphans = append(orphans, s)
+			continue
+		}
+		for _, vt := range s.verified {
+			t := s.turn(vt)
+			if _, seen := agentAt[t.Example]; !seen {
+				agentAt[t.Example] = len(in.Turns)
+			}
+			in.Turns = append(in.Turns, t)
+		}
+	}
+	// Judge samples belong to their example's agent turn; a judge session
+	// whose example has none is shown as a turn of its own.
+	for _, s := range orphans {
+		i, ok := agentAt[s.placed.ExampleID]
+		for _, vt := range s.verified {
+			if ok {
+				in.Turns[i].JudgeSamples = append(in.Turns[i].JudgeSamples, s.sample(vt))
+				in.Summary.JudgeSamples++
+			} else {
+				in.Turns = append(in.Turns, s.turn(vt))
+			}
+		}
+	}
+	in.LiveCalls += int(refused.Load())
+	for _, t := range in.Turns {
+		in.Summary.Turns++
+		switch t.State {
+		case TurnVerified:
+			in.Summary.Verified++
+		case TurnFailed:
+			in.Summary.Failed++
+		case TurnCancelled:
+			in.Summary.Cancelled++
+		default:
+			in.Summary.Incomplete++
+		}
+	}
+	if keep != nil {
+		keep(recs, sess)
+	}
+	return in, result, nil
+}
+
+// sourceRun is a retained run as a re-grade reads it: the inspection (every
+// turn replayed with zero model calls), its result record, its
+// chain-verified records and their sessions.
+type sourceRun struct {
+	in       *Inspection
+	result   *journal.RunResult
+	recs     []journal.Record
+	sessions []*inspectedSession
+}
+
+// inspectSource inspects runID and keeps what a re-grade copies from it.
+func inspectSource(ctx context.Context, dir, runID string) (*sourceRun, error) {
+	src := &sourceRun{}
+	var err error
+	src.in, src.result, err = inspectWith(ctx, dir, runID, func(recs []journal.Record, sess []*inspectedSession) {
+		src.recs, src.sessions = recs, sess
+	})
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+// replayWorkers is how many VerifyTurn calls are in flight at once. The
+// journal reads are serialized by the journal itself; the gRPC and harness
+// work of one turn overlaps another's reads.
+const replayWorkers = 4
+
+// replayAll verifies every turn of every session, filling each session's
+// verified list in turn order. The first error stops the rest.
+func replayAll(ctx context.Context, client sessionspb.SessionsClient, sess []*inspectedSession) error {
+	type job struct {
+		s *inspectedSession
+		i int
+	}
+	for _, s := range sess {
+		for _, n := range s.turnNumbers() {
+			s.verified = append(s.verified, verifiedTurn{n: n})
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for range replayWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for jb := range jobs {
+				vt := &jb.s.verified[jb.i]
+				v, err := client.VerifyTurn(ctx, &sessionspb.VerifyTurnRequest{SessionId: jb.s.id, Turn: int32(vt.n)})
+				if err != nil {
+					cancel(err)
+					continue
+				}
+				vt.resp = v
+			}
+		}()
+	}
+feed:
+	for _, s := range sess {
+		for i := range s.verified {
+			select {
+			case jobs <- job{s, i}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// openForInspect opens the run with journal.Open, turning every failure
+// into fixed text: no SQL or driver message reaches the caller.
+func openForInspect(ctx context.Context, dir, runID string) (*journal.Journal, error) {
+	if !journal.ValidRunID(runID) {
+		return nil, invocation.Refuse("run kmx journal list and pass a run ID from it (a journal file name without .db)",
+			"%q is not a run ID (expected a name like 20261130T162341.123456789Z-0a1b2c3d)", runID)
+	}
+	if err := state.CheckPrivateDir(dir); err != nil {
+		return nil, stateRefusal(err, "there are no retained runs: the journal folder does not exist yet")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, runID+".db")); errors.Is(err, fs.ErrNotExist) {
+		return nil, invocation.Refuse("run kmx journal list to see the retained runs", "there is no retained run %s (it may have been cleared or removed by retention)", runID)
+	}
+	j, err := journal.Open(ctx, dir, runID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, stateRefusal(err, fmt.Sprintf("the journal of run %s cannot be read: it is damaged, incomplete, or from another kmx version", runID))
+	}
+	return j, nil
+}
+
+func stateRefusal(err error, otherwise string) error {
+	var unsafe *state.UnsafeError
+	if errors.As(err, &unsafe) {
+		return &invocation.Refusal{Msg: unsafe.Error(), Next: unsafe.Fix}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return invocation.Refuse("run kmx test or kmx run first", "%s", otherwise)
+	}
+	return invocation.Refuse("run kmx journal list to check the run; kmx journal clear RUN removes it", "%s", otherwise)
+}
+
+// readRefusal is the fixed-text refusal for a journal that opened but whose
+// records cannot be read or replayed.
+func readRefusal(ctx context.Context, runID string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, journal.ErrTampered) {
+		next := (&journal.TamperedError{RunID: runID}).NextStep()
+		return invocation.Refuse(next,
+			"the journal of run %s was altered after it was written: its records cannot be trusted, so nothing was replayed", runID)
+	}
+	return invocation.Refuse("run kmx journal list to check the run; kmx journal clear "+runID+" removes it",
+		"the journal of run %s cannot be read: it is damaged, incomplete, or from another kmx version", runID)
+}
+
+// inspectedSession is one session's records, decoded as far as they go.
+// Malformed records are left for VerifyTurn to name; this only gathers
+// what to display.
+type inspectedSession struct {
+	id       string
+	placed   journal.SessionPlaced
+	started  map[int]journal.TurnStarted
+	terminal map[int]journal.TurnTerminal
+	calls    map[int][]InspectedToolCall
+	order    []int // turn numbers in journal order
+	verified []verifiedTurn
+}
+
+type verifiedTurn struct {
+	n    int
+	resp *sessionspb.VerifyTurnResponse
+}
+
+func groupSessions(recs []journal.Record) ([]*inspectedSession, *journal.RunResult) {
+	var out []*inspectedSession
+	var result *journal.RunResult
+	byID := map[string]*inspectedSession{}
+	for _, r := range recs {
+		if r.SessionID == journal.RunSession {
+			// Run-level records are not turns. A result that does not
+			// decode is ignored: verdicts are then "not recorded".
+			var v journal.RunResult
+			if r.Kind == journal.KindRunResult && r.Version == journal.SchemaVersion && journal.Decode(r.Payload, &v) == nil {
+				result = &v
+			}
+			continue
+		}
+		s := byID[r.SessionID]
+		if s == nil {
+			s = &inspectedSession{id: r.SessionID, started: map[int]journal.TurnStarted{}, terminal: map[int]journal.TurnTerminal{},
+				calls: map[int][]InspectedToolCall{}}
+			byID[r.SessionID] = s
+			out = append(out, s)
+		}
+		if r.Kind != journal.KindSessionPlaced && r.Turn >= 1 && !s.hasTurn(r.Turn) {
+			s.order = append(s.order, r.Turn)
+		}
+		switch r.Kind {
+		case journal.KindSessionPlaced:
+			var v journal.SessionPlaced
+			if journal.Decode(r.Payload, &v) == nil {
+				s.placed = v
+			}
+		case journal.KindTurnStarted:
+			var v journal.TurnStarted
+			if journal.Decode(r.Payload, &v) == nil {
+				s.started[r.Turn] = v
+			}
+		case journal.KindTurnTerminal:
+			var v journal.TurnTerminal
+			if journal.Decode(r.Payload, &v) == nil {
+				s.terminal[r.Turn] = v
+			}
+		case journal.KindToolCall:
+			var v journal.ToolCall
+			if journal.Decode(r.Payload, &v) == nil {
+				s.calls[r.Turn] = append(s.calls[r.Turn], InspectedToolCall{Index: v.Index, ID: v.ID, Name: v.Name, Arguments: v.Arguments})
+			}
+		case journal.KindToolResult:
+			var v journal.ToolResult
+			cs := s.calls[r.Turn]
+			if journal.Decode(r.Payload, &v) == nil && len(cs) > 0 && cs[len(cs)-1].ID == v.ID && cs[len(cs)-1].Result == nil {
+				res := v.Result
+				cs[len(cs)-1].Source, cs[len(cs)-1].Result = v.Source, &res
+			}
+		}
+	}
+	return out, result
+}
+
+func (s *inspectedSession) hasTurn(n int) bool {
+	for _, t := range s.order {
+		if t == n {
+			return true
+		}
+	}
+	return false
+}
+
+// turnNumbers are the turns to replay; a session placed but never started
+// still has its first turn, which replays as incomplete.
+func (s *inspectedSession) turnNumbers() []int {
+	if len(s.order) == 0 {
+		return []int{1}
+	}
+	return s.order
+}
+
+// state maps a replay result and the journaled terminal to a turn state:
+// verified only when the replay verified; otherwise what the journal says,
+// and incomplete when it says nothing (or says completed, yet the turn did
+// not verify).
+func (s *inspectedSession) state(vt verifiedTurn) (string, string) {
+	if vt.resp.GetVerified() && vt.resp.GetLiveCalls() == 0 {
+		return TurnVerified, ""
+	}
+	reason := vt.resp.GetReason()
+	if reason == "" {
+		reason = sessions.ReasonReplayLiveCall
+	}
+	switch s.terminal[vt.n].State {
+	case journal.StateFailed:
+		return TurnFailed, reason
+	case journal.StateCancelled:
+		return TurnCancelled, reason
+	}
+	return TurnIncomplete, reason
+}
+
+func (s *inspectedSession) turn(vt verifiedTurn) InspectedTurn {
+	st, reason := s.state(vt)
+	t := InspectedTurn{
+		Example: s.placed.ExampleID, Purpose: s.placed.Purpose, SessionID: s.id, Turn: vt.n,
+		Model: s.placed.Model, Input: s.started[vt.n].Input, State: st, Reason: reason,
+		Harness: s.placed.Harness, ToolCalls: s.calls[vt.n],
+	}
+	for _, o := range s.placed.Tools {
+		t.Tools = append(t.Tools, InspectedTool{Name: o.Name, State: o.State, Source: o.Source})
+	}
+	if st == TurnVerified {
+		a := vt.resp.GetAnswer()
+		t.Answer = &a
+	}
+	if st == TurnFailed {
+		t.Error = s.terminal[vt.n].Error
+	}
+	return t
+}
+
+func (s *inspectedSession) sample(vt verifiedTurn) JudgeSample {
+	st, reason := s.state(vt)
+	js := JudgeSample{SessionID: s.id, Turn: vt.n, Model: s.placed.Model, State: st, Reason: reason, Reply: ReplyNone}
+	var p struct {
+		Rubric string `json:"rubric"`
+		Input  string `json:"input"`
+		Answer string `json:"answer"`
+	}
+	if json.Unmarshal([]byte(s.started[vt.n].Input), &p) == nil {
+		js.Rubric = p.Rubric
+	}
+	if st != TurnVerified {
+		return js
+	}
+	r, err := judge.ParseReply(vt.resp.GetAnswer())
+	switch {
+	case err != nil:
+		js.Reply = ReplyMalformed
+	case r.Score == nil:
+		js.Reply = ReplyInconclusive
+		js.Reasoning = &r.Reasoning
+	default:
+		js.Reply, js.Score = ReplyScored, r.Score
+		js.Reasoning = &r.Reasoning
+	}
+	return js
+}

@@ -1,0 +1,122 @@
+package readback
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+)
+
+// Regrade is what a re-grade (a Test from a retained run) decided before
+// anything was created: per selected example, the source session whose
+// answer it grades, or why it is not re-graded.
+type Regrade struct {
+	// Source is the source run's ID.
+	Source string
+	// Agent maps an example ID to its source agent session.
+	Agent map[string]*SourceSession
+	// Refused maps an example ID to why it is not re-graded.
+	Refused map[string]string
+	// Judges are the source's verified judge sessions, reusable once each
+	// when their example's recorded llmJudge spec equals the current one.
+	Judges []*SourceSession
+	// Specs maps an example ID to the llmJudge specs the source recorded.
+	Specs map[string][]journal.ResultJudge
+}
+
+// SourceSession is one verified single-turn session of the source run, with
+// the records to copy into the re-grade's journal.
+type SourceSession struct {
+	Placed  journal.SessionPlaced
+	Started journal.TurnStarted
+	Answer  string
+	Records []journal.Record
+}
+
+// PlanRegrade reads the source run (replaying every turn with zero model
+// calls: an altered journal refuses the whole re-grade) and matches each
+// selected example to a verified source turn with exactly the current
+// instructions bytes, input and model identity.
+func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from string) (*Regrade, error) {
+	src, err := inspectSource(ctx, dir, from)
+	if err != nil {
+		return nil, err
+	}
+	in := src.in
+	if in.LiveCalls != 0 {
+		return nil, invocation.Refuse("report this kmx bug; run kmx test FILE to test afresh", "replaying run %s attempted %d model calls", from, in.LiveCalls)
+	}
+	if in.Run.AgentID != plan.Agent.ID {
+		return nil, invocation.Refuse("pass a run of this file (kmx journal list --file FILE), or run kmx test FILE",
+			"run %s is of agent %q, not %q", from, in.Run.AgentID, plan.Agent.ID)
+	}
+	if in.Run.Command != string(invocation.ModeTest) || src.result == nil {
+		return nil, invocation.Refuse("pass the run of a kmx test (kmx journal list --file FILE shows them), or run kmx test FILE",
+			"run %s is not a completed kmx test: it recorded no verdicts", from)
+	}
+	rg := &Regrade{Source: from, Agent: map[string]*SourceSession{}, Refused: map[string]string{}, Specs: map[string][]journal.ResultJudge{}}
+	for _, re := range src.result.Examples {
+		if _, ok := rg.Specs[re.ID]; !ok {
+			rg.Specs[re.ID] = re.Judges
+		}
+	}
+	verified := map[string]bool{}
+	for _, t := range in.Turns {
+		if t.State == TurnVerified && t.Turn == 1 {
+			verified[t.SessionID] = true
+		}
+		for _, js := range t.JudgeSamples {
+			if js.State == TurnVerified && js.Turn == 1 {
+				verified[js.SessionID] = true
+			}
+		}
+	}
+	// Every source session with exactly one verified turn, in journal order.
+	var sess []*SourceSession
+	for _, s := range src.sessions {
+		if !verified[s.id] || len(s.order) != 1 {
+			continue
+		}
+		var recs []journal.Record
+		for _, r := range src.recs {
+			if r.SessionID == s.id {
+				recs = append(recs, r)
+			}
+		}
+		sess = append(sess, &SourceSession{Placed: s.placed, Started: s.started[1], Answer: s.terminal[1].Answer, Records: recs})
+	}
+	agentID := journal.ModelIdentity{Route: plan.Routes.Agent.Route, Model: plan.Routes.Agent.Model}
+	for _, ex := range plan.Selected {
+		var cand *SourceSession
+		for _, s := range sess {
+			if s.Placed.Purpose == invocation.PurposeAgent && s.Placed.ExampleID == ex.ID {
+				cand = s
+				break
+			}
+		}
+		switch {
+		case len(plan.Tools(ex.ID)) > 0:
+			// A tool turn's calls are not re-judged from the journal yet:
+			// refuse rather than judge tool assertions without the calls.
+			rg.Refused[ex.ID] = "not re-graded: the example declares tools, and tool turns are not re-graded from a journal yet; run kmx test to test it"
+		case cand == nil:
+			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s has no verified answer for this example; run kmx test to test it", from)
+		case cand.Started.Instructions != plan.Agent.Instructions:
+			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: the instructions changed since run %s; run kmx test to test the current text", from)
+		case cand.Started.Input != ex.Input:
+			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: the example's input changed since run %s; run kmx test to test the current text", from)
+		case cand.Placed.Model != agentID || cand.Started.Model != agentID:
+			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s answered with model %s (%s), not %s (%s); run kmx test to test with this model",
+				from, cand.Placed.Model.Model, cand.Placed.Model.Route, agentID.Model, agentID.Route)
+		default:
+			rg.Agent[ex.ID] = cand
+		}
+	}
+	for _, s := range sess {
+		if s.Placed.Purpose == invocation.PurposeJudge {
+			rg.Judges = append(rg.Judges, s)
+		}
+	}
+	return rg, nil
+}

@@ -1,0 +1,475 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
+)
+
+// VerdictAnswered is the outcome of an ad-hoc Run input whose turn completed
+// and replay-verified: it had nothing to check, so it is neither a pass nor a
+// failure.
+const VerdictAnswered = "answered"
+
+// loop runs the selected examples on a bounded pool of workers (Options.
+// Concurrency), handing them out in file order. After an execution failure,
+// a deadline, a cancellation or a malformed judge reply, no further example
+// is sent: every later one is reported unknown without being sent, and the
+// ones in flight are cancelled (unknown, never pass).
+type loop struct {
+	opts Options
+	plan *invocation.Plan
+	// regrade is the re-grade's source answers (Options.FromRun), else nil.
+	regrade *readback.Regrade
+	exec    Executor
+	rep     *Report
+
+	// stop cancels every example in flight; it is called once the run
+	// aborts.
+	stop context.CancelFunc
+	// slots bounds the turns in flight to the concurrency: a worker holds
+	// one while it runs an example, and a judge sample that runs beside
+	// its example's first sample holds another (judgeSampler).
+	slots chan struct{}
+
+	mu      sync.Mutex
+	aborted string
+	// execFailed: an example failed to execute (not a verdict, a failure).
+	execFailed bool
+	next       int    // the next job to hand out
+	done       []bool // decided, by selection index
+	emitted    int    // examples passed to OnExample, in order
+	// trials holds each example's trial results until all are in (Options
+	// .Trials > 1); left counts the trials still running per example.
+	trials [][]ExampleResult
+	left   []int
+}
+
+// run hands out the selected examples, then the ad-hoc input if any, to
+// the workers; rep.Examples holds them in that order.
+func (l *loop) run(ctx context.Context) {
+	actx, stop := context.WithCancel(ctx)
+	defer stop()
+	l.stop = stop
+	n := len(l.plan.Selected)
+	total := n
+	if l.plan.AdHoc != nil {
+		total++
+	}
+	l.done = make([]bool, total)
+	// Jobs are handed out in file order, each example's trials together:
+	// job j is trial j%trials of example j/trials. Every trial is a fresh
+	// Session, like every example.
+	trials := trialsOf(l.opts)
+	jobs := n*trials + total - n
+	if trials > 1 {
+		l.trials = make([][]ExampleResult, n)
+		l.left = make([]int, n)
+		for i := range l.left {
+			l.trials[i] = make([]ExampleResult, trials)
+			l.left[i] = trials
+		}
+	}
+	workers := l.opts.Concurrency
+	if workers <= 0 {
+		workers = invocation.DefaultConcurrency
+	}
+	l.slots = make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for range min(workers, jobs) {
+		wg.Go(func() {
+			for {
+				l.slots <- struct{}{}
+				l.mu.Lock()
+				j := l.next
+				l.next++
+				l.mu.Unlock()
+				if j >= jobs {
+					<-l.slots
+					return
+				}
+				l.job(ctx, actx, j, n, trials)
+				<-l.slots
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// job runs job j: trial j%trials of example j/trials, or the ad-hoc input
+// after the n examples.
+func (l *loop) job(ctx, actx context.Context, j, n, trials int) {
+	if j == n*trials {
+		l.finish(n, l.runExample(ctx, actx, agentfile.Example{ID: invocation.AdHocID, Input: *l.plan.AdHoc}, true))
+		return
+	}
+	i, k := j/trials, j%trials
+	res := l.runExample(ctx, actx, l.plan.Selected[i], false)
+	res.Range = l.rep.Examples[i].Range
+	if trials == 1 {
+		l.finish(i, res)
+		return
+	}
+	if all := l.trialDone(i, k, res); all != nil {
+		agg := aggregateTrials(all)
+		agg.Range = l.rep.Examples[i].Range
+		l.finish(i, agg)
+	}
+}
+
+// trialDone records trial k of example i and returns all its trials once
+// the last one is in, else nil.
+func (l *loop) trialDone(i, k int, res ExampleResult) []ExampleResult {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trials[i][k] = res
+	l.left[i]--
+	if l.left[i] > 0 {
+		return nil
+	}
+	return l.trials[i]
+}
+
+// finish records example i's result, reports it as finished, and passes
+// every example decided so far in selection order to OnExample.
+func (l *loop) finish(i int, res ExampleResult) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rep.Examples[i] = res
+	l.done[i] = true
+	if l.opts.OnFinished != nil {
+		l.opts.OnFinished(res)
+	}
+	for l.emitted < len(l.done) && l.done[l.emitted] {
+		l.emit(l.emitted)
+		l.emitted++
+	}
+}
+
+// emit counts example i in the summary and streams it. l.mu is held.
+func (l *loop) emit(i int) {
+	ex := l.rep.Examples[i]
+	switch ex.Verdict {
+	case VerdictPass:
+		l.rep.Summary.Pass++
+	case VerdictFail:
+		l.rep.Summary.Fail++
+	case VerdictRefused:
+		l.rep.Summary.Refused++
+	case VerdictAnswered:
+	default:
+		l.rep.Summary.Unknown++
+	}
+	if l.opts.OnExample != nil {
+		l.opts.OnExample(ex)
+	}
+}
+
+// abort stops the run: the first reason is kept, nothing more is sent and
+// the examples in flight are cancelled.
+func (l *loop) abort(why string, execFailed bool) {
+	l.mu.Lock()
+	if l.aborted == "" {
+		l.aborted = why
+	}
+	if execFailed {
+		l.execFailed = true
+	}
+	l.mu.Unlock()
+	l.stop()
+}
+
+// abortReason is why the run stopped, or "" while it runs. A cancelled
+// caller context stops it too.
+func (l *loop) abortReason(ctx context.Context) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.aborted == "" && ctx.Err() != nil {
+		l.aborted = "cancelled"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			l.aborted = "the invocation bound expired"
+		}
+	}
+	return l.aborted
+}
+
+// runExample runs one example (or the ad-hoc input) and decides its
+// verdict. ctx is the invocation's context (the caller's cancellation and
+// the invocation bound); actx is ctx plus the run's own abort, which cancels
+// the examples in flight.
+func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc bool) (res ExampleResult) {
+	start := time.Now()
+	res = ExampleResult{ID: ex.ID, AdHoc: adHoc, Verdict: VerdictUnknown}
+	// res is the named result, so the duration reaches the caller.
+	defer func() { res.DurationMs = ms(time.Since(start)) }()
+	if why := notRegraded(l.regrade, ex.ID); why != "" {
+		// A re-grade never sends an agent turn: an example it cannot
+		// answer from the source run is refused, and says what to run.
+		res.Verdict, res.Message = VerdictRefused, why
+		return res
+	}
+	if why := l.abortReason(ctx); why != "" {
+		res.Message = "not sent: " + why
+		return res
+	}
+	deadline := l.opts.ExampleDeadline
+	if deadline <= 0 {
+		deadline = DefaultExampleDeadline
+	}
+	ectx, cancel := context.WithTimeout(actx, deadline)
+	defer cancel()
+
+	out, err := l.exec.Execute(ectx, Turn{
+		Purpose:      invocation.PurposeAgent,
+		ExampleID:    ex.ID,
+		Instructions: l.plan.Agent.Instructions,
+		Input:        ex.Input,
+		Model:        l.plan.Routes.Agent,
+		Tools:        l.plan.Tools(ex.ID),
+	})
+	res.Journaled = out.Journaled
+	res.Verified = out.Journaled && out.Verified
+	res.sessionID = out.SessionID
+	if err != nil {
+		res.Verified = false
+		if actx.Err() != nil {
+			// Stopped by the caller or by another example's failure: not
+			// a failure of this example.
+			res.Message = "cancelled: " + l.abortReason(ctx)
+			return res
+		}
+		if expired(ectx) {
+			// The example's own deadline cut the call (it may surface as
+			// the stream's error rather than a cancelled outcome): say so,
+			// as turnProblem does.
+			l.abort("an earlier example exceeded its deadline", false)
+			res.Message = fmt.Sprintf("the example deadline (%s) expired", deadline)
+			return res
+		}
+		l.abort("an earlier example failed to execute", true)
+		res.Message = "execution failed: " + err.Error()
+		return res
+	}
+	if l.opts.ShowContent && out.Completed {
+		answer := out.Answer
+		res.Answer = &answer
+	}
+	if problem := l.turnProblem(ctx, actx, ectx, out, deadline); problem != "" {
+		res.Verified = false
+		res.Message = problem
+		return res
+	}
+	why := ""
+	if res.Verified {
+		recordToolUses(&res, out.ToolUses)
+		if !adHoc {
+			why = l.checkAssertions(ctx, actx, ectx, &res, ex, out)
+		}
+	} else if res.Journaled {
+		l.abort("an earlier turn failed replay verification", false)
+	}
+	res.Verdict, res.Message = l.verdict(ctx, actx, ectx, res, out, len(ex.Assertions), adHoc, why)
+	l.decide(&res, ex)
+	return res
+}
+
+// checkAssertions checks the example's assertions against a verified turn,
+// in order, into res.Assertions. It stops at the first assertion whose judge
+// was malformed or unavailable (aborting the run) and returns why; a
+// result with fewer assertions than the example has cannot pass.
+func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResult, ex agentfile.Example, out Outcome) string {
+	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: ex.ID, slots: l.slots}
+	if len(ex.Assertions) > 0 {
+		// Sized once: the results stay in the report until the run ends.
+		res.Assertions = make([]judge.AssertionResult, 0, len(ex.Assertions))
+	}
+	for _, a := range ex.Assertions {
+		var r judge.AssertionResult
+		if a.Type == agentfile.ToolCalled || a.Type == agentfile.ToolNotCalled {
+			// From the replay-verified trace only (prepare refused them
+			// on a file that declares no tools).
+			r = judge.EvaluateTool(a, judgeUses(out.ToolUses))
+		} else {
+			r = judge.Evaluate(ectx, a, ex.Input, out.Answer, sampler)
+		}
+		res.Assertions = append(res.Assertions, r)
+		if r.Abort {
+			if actx.Err() != nil {
+				return l.abortReason(ctx)
+			}
+			why := "an earlier judge reply was malformed or unavailable"
+			l.abort(why, false)
+			return why
+		}
+	}
+	return ""
+}
+
+// verdict is the one place that decides an example's verdict once its turn
+// has ended, and so the one place that keeps "never pass unverified": a pass
+// stands only for a turn that is journaled and replay-verified (the
+// Executor's Outcome, read back from the journal), with every assertion
+// checked, judged before the example's deadline and before the run aborted.
+// Anything less is unknown, with the reason. A fail stays a fail: it needs
+// no verification to be worth showing. unchecked says why assertions were
+// left unchecked, if they were.
+func (l *loop) verdict(ctx, actx, ectx context.Context, res ExampleResult, out Outcome, asserts int, adHoc bool, unchecked string) (string, string) {
+	switch {
+	case !res.Journaled:
+		return VerdictUnknown, "not journaled: a result that is not journaled and replay-verified cannot pass"
+	case !res.Verified:
+		if out.Problem == "" {
+			return VerdictUnknown, "not a journaled, replay-verified turn"
+		}
+		return VerdictUnknown, out.Problem
+	case adHoc:
+		return VerdictAnswered, "answered; ad-hoc input has no assertions"
+	case len(res.Assertions) < asserts:
+		// Assertions after an abort were not checked: the example cannot
+		// pass, whatever the ones before said.
+		return VerdictUnknown, "not all assertions were checked: " + unchecked
+	}
+	v := judge.Verdict(res.Assertions)
+	if v.Outcome == judge.Pass && ectx.Err() != nil {
+		if actx.Err() != nil {
+			return VerdictUnknown, "cancelled while judging: " + l.abortReason(ctx)
+		}
+		return VerdictUnknown, "the example deadline expired while judging"
+	}
+	return string(v.Outcome), v.Message
+}
+
+// turnProblem says why a turn that ended could not be judged at all
+// (cancelled, past its deadline, incomplete), or "". Whether a completed turn
+// may pass is verdict's decision.
+func (l *loop) turnProblem(ctx, actx, ectx context.Context, out Outcome, deadline time.Duration) string {
+	switch {
+	case out.Cancelled && ctx.Err() != nil:
+		return l.abortReason(ctx)
+	case out.Cancelled && actx.Err() != nil:
+		return "cancelled: " + l.abortReason(ctx)
+	case out.Cancelled && expired(ectx):
+		l.abort("an earlier example exceeded its deadline", false)
+		return fmt.Sprintf("the example deadline (%s) expired", deadline)
+	case !out.Completed:
+		if actx.Err() != nil {
+			return "cancelled: " + l.abortReason(ctx)
+		}
+		l.abort("an earlier example failed to execute", false)
+		if out.Problem == "" {
+			return "the turn did not complete"
+		}
+		return out.Problem
+	}
+	return ""
+}
+
+// expired reports whether the example's context has ended or its deadline
+// has passed. The deadline shows in ectx.Err() only once its timer's
+// callback has run; under load the copies of the same deadline that
+// Sessions and the harness hold (never earlier) can cut the turn first.
+func expired(ectx context.Context) bool {
+	if ectx.Err() != nil {
+		return true
+	}
+	d, ok := ectx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+// decide points at the assertion that decided a fail or unknown verdict.
+func (l *loop) decide(res *ExampleResult, ex agentfile.Example) {
+	want := judge.Outcome(res.Verdict)
+	if res.Verdict != VerdictFail && res.Verdict != VerdictUnknown {
+		return
+	}
+	for i, a := range res.Assertions {
+		if a.Outcome == want {
+			idx := i
+			res.Deciding = &idx
+			if i < len(ex.Assertions) {
+				r := ex.Assertions[i].Range
+				res.DecidingRange = &r
+			}
+			return
+		}
+	}
+}
+
+// demote turns every pass into unknown: used when the journal could not be
+// finalized after the examples ran.
+func (l *loop) demote(why string) {
+	for i := range l.rep.Examples {
+		if l.rep.Examples[i].Verdict == VerdictPass {
+			l.rep.Examples[i].Verdict = VerdictUnknown
+			l.rep.Examples[i].Message = why
+			l.rep.Summary.Pass--
+			l.rep.Summary.Unknown++
+		}
+	}
+}
+
+func (l *loop) journaled() bool {
+	for _, ex := range l.rep.Examples {
+		if !ex.Journaled {
+			return false
+		}
+	}
+	return len(l.rep.Examples) > 0
+}
+
+// judgeSampler runs each judge sample as its own turn on the executor, on
+// the run's pool: the first sample of an assertion runs in its example's
+// slot; a later one runs beside it in a slot no worker holds, or after it
+// in its place when there is none. So a run never has more than
+// Options.Concurrency turns in flight, and at concurrency 1 the samples go
+// one after the other, in order, as they always did.
+type judgeSampler struct {
+	exec    Executor
+	routes  *invocation.Routes
+	example string
+	// slots is the run's pool (see loop.slots); nil runs every sample in
+	// turn.
+	slots chan struct{}
+}
+
+var _ judge.Sampler = (*judgeSampler)(nil)
+
+// Sample runs one judge sample in a fresh tool-free Session in the same
+// journal. Only a completed, replay-verified sample is returned.
+func (s *judgeSampler) Sample(ctx context.Context, prev <-chan struct{}, judgeModel, instructions, input string) (string, error) {
+	id, ok := s.routes.JudgeIdentity(judgeModel)
+	if !ok {
+		return "", fmt.Errorf("no judge route for model %q", judgeModel)
+	}
+	if prev != nil {
+		select {
+		case s.slots <- struct{}{}: // a free slot: run beside the earlier sample
+			defer func() { <-s.slots }()
+		case <-prev: // the earlier sample ended: run in its place
+		case <-ctx.Done():
+		}
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("judge sample: not sent: %w", err)
+		}
+	}
+	out, err := s.exec.Execute(ctx, Turn{Purpose: invocation.PurposeJudge, ExampleID: s.example, Instructions: instructions, Input: input, Model: id})
+	if err != nil {
+		return "", fmt.Errorf("judge sample: %w", err)
+	}
+	switch {
+	case out.Cancelled:
+		return "", fmt.Errorf("judge sample: cancelled")
+	case !out.Completed:
+		return "", fmt.Errorf("judge sample: %s", out.Problem)
+	case !out.Journaled || !out.Verified:
+		return "", fmt.Errorf("judge sample: not a journaled, replay-verified turn")
+	}
+	return out.Answer, nil
+}

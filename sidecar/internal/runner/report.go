@@ -1,0 +1,177 @@
+package runner
+
+import (
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+)
+
+// Label is on every result kmx produces.
+const Label = "local preview"
+
+// ReportSchema versions the safe JSON report (kmx test --json, MCP, LSP).
+const ReportSchema = "kmx.localpreview.report/v1"
+
+// Verdicts of an example and of a file.
+const (
+	VerdictPass    = "pass"
+	VerdictFail    = "fail"
+	VerdictUnknown = "unknown"
+	VerdictRefused = "refused"
+)
+
+// Report is the safe report of one invocation: verdicts and assertion
+// results, never instructions, inputs or credentials (answers only when the
+// caller asked to see content, as Run does).
+type Report struct {
+	Schema string `json:"schema"`
+	Label  string `json:"label"`
+	// Command is the invocation's mode (invocation.Mode): "run" or "test".
+	Command string `json:"command"`
+	// RunID is the journal file's name without ".db"; empty when refused.
+	RunID       string      `json:"runId,omitempty"`
+	JournalPath string      `json:"journalPath,omitempty"`
+	Agent       AgentRef    `json:"agent"`
+	Route       RouteReport `json:"route"`
+	// Selection is "full" or "subset".
+	Selection string `json:"selection"`
+	// Verdict of the whole file: pass only when every selected example passed.
+	Verdict    string  `json:"verdict"`
+	Journaled  bool    `json:"journaled"`
+	DurationMs float64 `json:"durationMs"`
+	Summary    Summary `json:"summary"`
+	// ToolSettings is every declared tool's kmx.yaml state, frozen at run
+	// start; absent when the file declares no tools or nothing ran.
+	ToolSettings []invocation.ToolSetting `json:"toolSettings,omitempty"`
+	Examples     []ExampleResult          `json:"examples"`
+	// Retention is set for a completed non-pass Test: whether its failure
+	// projection was retained for Explain.
+	Retention *RetentionReport `json:"retention,omitempty"`
+	// Refusal is set when nothing ran: what is wrong and what to change.
+	Refusal *RefusalReport `json:"refusal,omitempty"`
+	// Trials is how many times each example ran, when more than once.
+	Trials int `json:"trials,omitempty"`
+	// Regrade is set on a re-grade (kmx test FILE --from RUN).
+	Regrade *RegradeReport `json:"regrade,omitempty"`
+	// Capture is set when a live call answered a pending recording: whether
+	// it was saved into the file (or returned as an edit), and why not.
+	Capture *CaptureReport `json:"capture,omitempty"`
+}
+
+// RegradeReport says what a re-grade reused and what it sent.
+type RegradeReport struct {
+	SourceRun string `json:"sourceRun"`
+	// AgentCalls is the agent model calls this re-grade made: always 0.
+	AgentCalls int `json:"agentCalls"`
+	// JudgeCalls is the fresh judge samples sent; ReusedJudgeSamples the
+	// journaled ones reused.
+	JudgeCalls         int `json:"judgeCalls"`
+	ReusedJudgeSamples int `json:"reusedJudgeSamples"`
+	// Replayed is how many examples' answers replayed from the source run.
+	Replayed int `json:"replayed"`
+	// NotRegraded is how many examples were refused (changed prompt,
+	// input or model, or no verified answer in the source run).
+	NotRegraded int `json:"notRegraded"`
+}
+
+// AgentRef identifies the agent file a report is about.
+type AgentRef struct {
+	ID string `json:"id,omitempty"`
+	// Name is the header's display name, absent when it has none.
+	Name string `json:"name,omitempty"`
+	Path string `json:"path"`
+	// ExamplesPath is the sibling examples file when the examples live
+	// there: the examples' ranges are positions in it.
+	ExamplesPath string `json:"examplesPath,omitempty"`
+	Revision     string `json:"revision,omitempty"`
+	// SettingsRevision digests the tool settings the run froze: a result
+	// is out of date when kmx.yaml changes, even if Revision does not.
+	SettingsRevision string `json:"settingsRevision,omitempty"`
+}
+
+// RouteReport names the model routes used, never an endpoint's credential.
+type RouteReport struct {
+	Agent Identity  `json:"agent"`
+	Judge *Identity `json:"judge,omitempty"`
+}
+
+// Identity is a route and model name.
+type Identity struct {
+	Route string `json:"route"`
+	Model string `json:"model"`
+}
+
+// Summary counts example verdicts.
+type Summary struct {
+	Pass    int `json:"pass"`
+	Fail    int `json:"fail"`
+	Unknown int `json:"unknown"`
+	Refused int `json:"refused"`
+}
+
+// ExampleResult is one selected example's outcome.
+type ExampleResult struct {
+	ID string `json:"id"`
+	// AdHoc marks the ad-hoc input of a Run; it has no assertions or verdict
+	// beyond whether its turn completed and replay-verified.
+	AdHoc   bool   `json:"adHoc,omitempty"`
+	Verdict string `json:"verdict"`
+	// Message says why the verdict is what it is, in one line.
+	Message    string  `json:"message,omitempty"`
+	Journaled  bool    `json:"journaled"`
+	Verified   bool    `json:"verified"`
+	DurationMs float64 `json:"durationMs"`
+	// Range is the example's "- id:" line in the source.
+	Range      *agentfile.Range        `json:"range,omitempty"`
+	Assertions []judge.AssertionResult `json:"assertions,omitempty"`
+	// Deciding is the index of the assertion that decided a fail or
+	// unknown verdict, when one did.
+	Deciding      *int             `json:"deciding,omitempty"`
+	DecidingRange *agentfile.Range `json:"decidingRange,omitempty"`
+	// Answer is present only when content was requested (Run shows it).
+	Answer *string `json:"answer,omitempty"`
+	// ToolCalls counts Enabled tool dispatches of a replay-verified tool
+	// turn (Disabled answers are not dispatches); omitted when zero.
+	ToolCalls int `json:"toolCalls,omitempty"`
+	// ToolSources names each called tool's source: live, recorded or
+	// unavailable. Never arguments, results or definitions.
+	ToolSources []ToolSource `json:"toolSources,omitempty"`
+	// Trials is set when the example ran more than once (--trials N, N>1):
+	// the counts behind the verdict, which is pass only when every trial
+	// passed, fail when any failed, else unknown.
+	Trials *TrialCounts `json:"trials,omitempty"`
+	// TrialResults are the trials in order.
+	TrialResults []TrialResult `json:"trialResults,omitempty"`
+	// sessionID is the agent turn's journal session (recorded in the
+	// run's result record, not reported).
+	sessionID string
+}
+
+// TrialResult is one trial of an example: what a plain Test reports for it.
+type TrialResult struct {
+	Verdict    string                  `json:"verdict"`
+	Message    string                  `json:"message,omitempty"`
+	Journaled  bool                    `json:"journaled"`
+	Verified   bool                    `json:"verified"`
+	DurationMs float64                 `json:"durationMs"`
+	Assertions []judge.AssertionResult `json:"assertions,omitempty"`
+	sessionID  string
+}
+
+// TrialCounts are an example's outcomes over N trials. JudgeSplits counts
+// the trials in which an llmJudge assertion's two samples disagreed.
+type TrialCounts struct {
+	N           int  `json:"n"`
+	Pass        int  `json:"pass"`
+	Fail        int  `json:"fail"`
+	Unknown     int  `json:"unknown"`
+	JudgeSplits int  `json:"judgeSplits"`
+	Flaky       bool `json:"flaky"`
+}
+
+// RefusalReport is the JSON form of a refusal.
+type RefusalReport struct {
+	Message     string                 `json:"message"`
+	Next        string                 `json:"next,omitempty"`
+	Diagnostics []agentfile.Diagnostic `json:"diagnostics,omitempty"`
+}

@@ -1,0 +1,318 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/harness"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+)
+
+func toolFixture(t *testing.T, rel string) invocation.Request {
+	t.Helper()
+	path := filepath.Join("..", "..", "..", "testdata", "tools", rel)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return invocation.Request{Path: path, Source: src}
+}
+
+// toolAgent writes an agent file (and kmx.yaml, when given) into a fresh
+// folder.
+func toolAgent(t *testing.T, body, settings string) invocation.Request {
+	t.Helper()
+	req := agentRequest(t, body)
+	if settings != "" {
+		if err := os.WriteFile(filepath.Join(filepath.Dir(req.Path), "kmx.yaml"), []byte(settings), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return req
+}
+
+const tooledAgent = "---\ntools: [github_list_merged_prs]\n---\nReply with exactly `No pull requests were merged`.\n\n## Examples\n\n```yaml\n- id: weekly\n  input: What was merged?\n  assert:\n    - contains: merged\n```\n"
+
+// TestDeclaredToolIsNeverDropped: the file that used to pass with its tool
+// dropped is refused next to a broken kmx.yaml, and otherwise runs on the
+// tool harness with the tool offered (journaled with its source), never on
+// the tool-free chat harness.
+func TestDeclaredToolIsNeverDropped(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	_, r := mustRefuse(t, false, Options{Options: invocation.Options{StateDir: home, Model: "fake"}}, toolAgent(t, tooledAgent, "tools: [\n"))
+	if !strings.Contains(r.Msg, "kmx.yaml") || !strings.Contains(r.Next, "kmx.yaml") {
+		t.Errorf("refusal %q / %q does not name kmx.yaml", r.Msg, r.Next)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 0 {
+		t.Errorf("a refused run created %d entries in the state folder", len(entries))
+	}
+
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home, Model: "fake"}}, toolAgent(t, tooledAgent, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictPass || len(rep.ToolSettings) != 1 || rep.ToolSettings[0] != (invocation.ToolSetting{Name: "github_list_merged_prs", State: "Enabled"}) {
+		t.Fatalf("report = %q, toolSettings %+v", rep.Verdict, rep.ToolSettings)
+	}
+	if rep.Examples[0].ToolCalls != 0 || rep.Examples[0].ToolSources != nil {
+		t.Errorf("an uncalled tool was counted: %+v", rep.Examples[0])
+	}
+	for _, recs := range readJournal(t, home, rep.RunID) {
+		var placed journal.SessionPlaced
+		if err := journal.Decode(recs[0].Payload, &placed); err != nil {
+			t.Fatal(err)
+		}
+		if placed.Purpose != harness.PurposeAgent {
+			continue
+		}
+		if placed.Harness != harness.LocalTools || len(placed.Tools) != 1 || placed.Tools[0].Source != localtools.SourceUnavailable {
+			t.Errorf("agent session placed on %q with tools %+v", placed.Harness, placed.Tools)
+		}
+	}
+}
+
+func TestToolFixturesRunEndToEndOnTheFakeModel(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}}, toolFixture(t, "merged-prs.agent.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictPass || rep.Summary.Pass != 2 {
+		t.Fatalf("verdict %q summary %+v: %+v", rep.Verdict, rep.Summary, rep.Examples)
+	}
+	want := map[string]string{"recorded": localtools.SourceRecorded, "stub": localtools.SourceUnavailable}
+	for _, ex := range rep.Examples {
+		if ex.ToolCalls != 1 || len(ex.ToolSources) != 1 || ex.ToolSources[0].Source != want[ex.ID] {
+			t.Errorf("example %s: toolCalls %d sources %+v", ex.ID, ex.ToolCalls, ex.ToolSources)
+		}
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"octo/other", "pullRequests", `"number"`} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the safe report holds tool arguments or results (%q)", secret)
+		}
+	}
+
+	rep, err = Test(context.Background(), Options{Options: invocation.Options{StateDir: home}}, toolFixture(t, "disabled/merged-prs.agent.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictPass || rep.ToolSettings[0].State != localtools.Disabled {
+		t.Fatalf("disabled: verdict %q settings %+v: %+v", rep.Verdict, rep.ToolSettings, rep.Examples)
+	}
+	if ex := rep.Examples[0]; ex.ToolCalls != 0 || ex.ToolSources != nil {
+		t.Errorf("a Disabled answer was counted as a dispatch: %+v", ex)
+	}
+
+	_, r := mustRefuse(t, false, Options{Options: invocation.Options{StateDir: home}}, toolFixture(t, "refused/merged-prs.agent.md"))
+	if !strings.Contains(r.Msg, "twice") {
+		t.Errorf("refused fixture: %q", r.Msg)
+	}
+}
+
+func TestToolRefusalsCreateNothing(t *testing.T) {
+	call := func(name string) string {
+		return "---\ntools: [github_list_merged_prs]\n---\nCall the tool `" + name + "`\n\n## Examples\n\n```yaml\n- id: weekly\n  input: hi\n  assert:\n    - contains: x\n```\n"
+	}
+	cases := []struct {
+		name, body, settings, want string
+	}{
+		{"not a mapping", tooledAgent, "- a\n", "top level must be a mapping"},
+		{"duplicate key", tooledAgent, "tools:\n  github_list_merged_prs: Enabled\n  github_list_merged_prs: Enabled\n", "twice"},
+		{"tabs", tooledAgent, "tools:\n\tgithub_list_merged_prs: Enabled\n", "tab"},
+		{"anchor and alias", tooledAgent, "x: &s Disabled\ntools:\n  github_list_merged_prs: *s\n", "anchor or alias"},
+		{"Ask", tooledAgent, "tools:\n  github_list_merged_prs: Ask\n", "Ask, which is not supported yet"},
+		{"unknown state", tooledAgent, "tools:\n  github_list_merged_prs: Sometimes\n", "unknown state"},
+		{"undeclared name", tooledAgent, "tools:\n  ping: Enabled\n", `"ping", which the agent file does not declare`},
+		{"over 64 KiB", tooledAgent, "# " + strings.Repeat("x", localtools.MaxSettingsBytes) + "\n", "64 KiB"},
+		{"call of an undeclared tool", call("ping"), "", `"ping", which the agent file does not declare`},
+		{"call of an unrecorded tool", call("github_list_merged_prs"), "", "add a recording"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home := testutil.PrivateDir(t)
+			_, r := mustRefuse(t, false, Options{Options: invocation.Options{StateDir: home, Model: "fake"}}, toolAgent(t, tc.body, tc.settings))
+			if !strings.Contains(r.Msg+" "+r.Next, tc.want) || r.Next == "" {
+				t.Errorf("refusal %q (next %q) does not say %q", r.Msg, r.Next, tc.want)
+			}
+			if entries, _ := os.ReadDir(home); len(entries) != 0 {
+				t.Errorf("a refused run created %d entries", len(entries))
+			}
+		})
+	}
+	t.Run("symlink", func(t *testing.T) {
+		home := testutil.PrivateDir(t)
+		req := toolAgent(t, tooledAgent, "")
+		target := filepath.Join(t.TempDir(), "elsewhere.yaml")
+		if err := os.WriteFile(target, []byte("tools: {}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(filepath.Dir(req.Path), "kmx.yaml")); err != nil {
+			t.Skip("symlinks unavailable:", err)
+		}
+		_, r := mustRefuse(t, false, Options{Options: invocation.Options{StateDir: home, Model: "fake"}}, req)
+		if !strings.Contains(r.Msg, "symbolic link") {
+			t.Errorf("refusal %q", r.Msg)
+		}
+	})
+	t.Run("credential shape in a recorded result", func(t *testing.T) {
+		home := testutil.PrivateDir(t)
+		shaped := "gh" + "p_" + strings.Repeat("A1b2", 9)
+		body := "---\ntools: [ping]\n---\nCall the tool `ping`\n\n## Examples\n\n```yaml\n- id: one\n  input: hi\n  tools:\n    ping:\n      recorded:\n        calls:\n          - arguments: {}\n            result: \"" + shaped + "\"\n  assert:\n    - contains: x\n```\n"
+		_, r := mustRefuse(t, false, Options{Options: invocation.Options{StateDir: home, Model: "fake"}}, toolAgent(t, body, ""))
+		if strings.Contains(r.Msg, shaped) {
+			t.Errorf("refusal echoes the credential: %q", r.Msg)
+		}
+		if entries, _ := os.ReadDir(home); len(entries) != 0 {
+			t.Errorf("a refused run created %d entries", len(entries))
+		}
+	})
+	t.Run("kmx.yaml in a parent folder is not read", func(t *testing.T) {
+		home := testutil.PrivateDir(t)
+		parent := t.TempDir()
+		if err := os.WriteFile(filepath.Join(parent, "kmx.yaml"), []byte("tools: [broken\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(parent, "agents")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "a.agent.md")
+		if err := os.WriteFile(path, []byte(tooledAgent), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home, Model: "fake"}}, invocation.Request{Path: path, Source: []byte(tooledAgent)})
+		if err != nil || rep.Verdict != VerdictPass {
+			t.Errorf("a parent folder's kmx.yaml changed the run: %v %v", err, rep)
+		}
+	})
+}
+
+// TestToolAssertionsNeedDeclaredTools: on a file that declares no tools a
+// tool assertion stays refused, saying what to change.
+func TestToolAssertionsNeedDeclaredTools(t *testing.T) {
+	body := "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: one\n  input: hi\n  assert:\n    - toolNotCalled: ping\n```\n"
+	home := testutil.PrivateDir(t)
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home, Model: "fake"}}, agentRequest(t, body))
+	if err == nil && rep.Verdict == VerdictPass {
+		t.Fatalf("a tool assertion passed on a file with no tools")
+	}
+}
+
+// TestInspectShowsTheToolTrace: a retained tool run replays with zero model
+// and tool calls and shows each call with its result and source.
+func TestInspectShowsTheToolTrace(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}}, toolFixture(t, "merged-prs.agent.md"))
+	if err != nil || rep.Verdict != VerdictPass {
+		t.Fatalf("Test: %v %v", err, rep)
+	}
+	in, err := readback.Inspect(context.Background(), journal.Dir(home), rep.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.LiveCalls != 0 || in.Summary.Verified != 2 {
+		t.Fatalf("inspection: liveCalls %d summary %+v", in.LiveCalls, in.Summary)
+	}
+	want := map[string]string{"recorded": localtools.SourceRecorded, "stub": localtools.SourceUnavailable}
+	for _, turn := range in.Turns {
+		if turn.Harness != harness.LocalTools || len(turn.Tools) != 1 || len(turn.ToolCalls) != 1 {
+			t.Fatalf("turn %s: harness %q tools %+v calls %+v", turn.Example, turn.Harness, turn.Tools, turn.ToolCalls)
+		}
+		c := turn.ToolCalls[0]
+		if c.Name != "github_list_merged_prs" || c.Source != want[turn.Example] || c.Result == nil || c.Arguments != "{}" {
+			t.Errorf("turn %s call = %+v", turn.Example, c)
+		}
+		// The fake answers with the result it got.
+		if turn.Answer == nil || *turn.Answer != *c.Result {
+			t.Errorf("turn %s answer %v, result %v", turn.Example, turn.Answer, *c.Result)
+		}
+	}
+}
+
+// TestConversationRefusesDeclaredTools: a conversation is tool-free, so a
+// tool-declaring file is refused rather than chatted with its tools dropped.
+func TestConversationRefusesDeclaredTools(t *testing.T) {
+	req := agentRequest(t, tooledAgent)
+	_, err := invocation.PrepareChat(context.Background(), invocation.Options{Model: "fake"}, req.Path, req.Source, "hi")
+	r, ok := invocation.AsRefusal(err)
+	if !ok || !strings.Contains(r.Msg, "declares tools") || r.Next == "" {
+		t.Fatalf("err = %v, want a refusal naming the tools", err)
+	}
+}
+
+// TestToolBindingRefusesBeforeAnything: with --tool-bindings, an Enabled
+// bound tool reads its credential variable once, and every refusal (missing
+// or empty credential, the credential in the agent file or the input)
+// comes before the journal exists. A Disabled or undeclared bound tool never reads the variable.
+func TestToolBindingRefusesBeforeAnything(t *testing.T) {
+	// Not credential-shaped: only the exact value identifies it.
+	tok := "opaque-test-value-" + strings.Repeat("7", 8)
+	binding := &localtools.Binding{Path: "tools.json", Name: localtools.GitHubTool, Repository: "octo/repo", URL: localtools.GitHubMCPURL, CredentialEnv: "KMX_TEST_GH"}
+	cases := []struct {
+		name, body, settings, value, want string
+		input                             *string
+		reads                             int
+	}{
+		{name: "missing credential", body: tooledAgent, want: "KMX_TEST_GH is not set or is empty", reads: 1},
+		{name: "credential in the agent file", body: strings.Replace(tooledAgent, "What was merged?", "What was merged? "+tok, 1), value: tok, want: "the agent file contains the value of KMX_TEST_GH", reads: 1},
+		{name: "credential in the input", body: tooledAgent, value: tok, input: &tok, want: "the input contains the value of KMX_TEST_GH", reads: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home := testutil.PrivateDir(t)
+			reads := 0
+			getenv := func(name string) string {
+				if name == "KMX_TEST_GH" {
+					reads++
+					return tc.value
+				}
+				return ""
+			}
+			req := toolAgent(t, tc.body, tc.settings)
+			req.Input = tc.input
+			_, r := mustRefuse(t, tc.input != nil, Options{Options: invocation.Options{StateDir: home, Model: "fake", Getenv: getenv, ToolBinding: binding}}, req)
+			if !strings.Contains(r.Msg, tc.want) || r.Next == "" {
+				t.Errorf("refusal %q (next %q) does not say %q", r.Msg, r.Next, tc.want)
+			}
+			if strings.Contains(r.Msg+r.Next, tok) {
+				t.Error("the refusal quotes the credential")
+			}
+			if reads != tc.reads {
+				t.Errorf("read the credential variable %d times, want %d", reads, tc.reads)
+			}
+			if entries, _ := os.ReadDir(home); len(entries) != 0 {
+				t.Errorf("a refused run created %d entries", len(entries))
+			}
+		})
+	}
+	for _, tc := range []struct{ name, body, settings string }{
+		{"Disabled", tooledAgent, "tools:\n  github_list_merged_prs: Disabled\n"},
+		{"undeclared", strings.Replace(tooledAgent, "---\ntools: [github_list_merged_prs]\n---\n", "", 1), ""},
+	} {
+		t.Run(tc.name+" bound tool reads nothing", func(t *testing.T) {
+			home := testutil.PrivateDir(t)
+			getenv := func(name string) string {
+				if name == "KMX_TEST_GH" {
+					t.Errorf("read the credential variable of a %s tool", tc.name)
+				}
+				return ""
+			}
+			rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home, Model: "fake", Getenv: getenv, ToolBinding: binding}}, toolAgent(t, tc.body, tc.settings))
+			if err != nil || rep.Verdict != VerdictPass {
+				t.Fatalf("Test = %v, %v", rep, err)
+			}
+		})
+	}
+}

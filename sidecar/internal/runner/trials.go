@@ -1,0 +1,133 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+)
+
+// MaxTrials bounds Options.Trials.
+const MaxTrials = 20
+
+// trialsOf is how many times each example runs (Options.Trials; 0 is 1).
+func trialsOf(opts Options) int {
+	if opts.Trials <= 0 {
+		return 1
+	}
+	return opts.Trials
+}
+
+// TrialsWithRegrade is why trials and a re-grade are refused together, and
+// TrialsWithRegradeNext what to change; the CLI's usage error says the same.
+// A re-grade grades journaled answers with zero agent calls: N trials of it
+// would grade the same answers N times (identical verdicts for contains,
+// notContains and regex; reused or re-sampled judge samples only), which
+// would look like evidence of stability and is none. Flakiness is measured
+// with fresh answers: --trials without --from.
+const (
+	TrialsWithRegrade     = "--trials and --from cannot be combined: a re-grade grades each journaled answer once, and grading the same answers N times is no trial of the model"
+	TrialsWithRegradeNext = "drop --trials to re-grade the run's answers (from a trials run, each example's first verified trial), or drop --from to run N fresh trials"
+)
+
+// checkTrials refuses a trial count outside 1..MaxTrials and trials on
+// anything but a plain Test of examples.
+func checkTrials(opts Options, mode invocation.Mode) error {
+	switch {
+	case opts.Trials < 0 || opts.Trials > MaxTrials:
+		return invocation.Refuse(fmt.Sprintf("pass --trials N with N from 1 to %d", MaxTrials), "trials is %d; it must be from 1 to %d", opts.Trials, MaxTrials)
+	case opts.Trials > 1 && mode != invocation.ModeTest:
+		return invocation.Refuse("use kmx test FILE --trials N", "trials are for kmx test, not kmx %s", mode)
+	case opts.Trials > 1 && opts.FromRun != "":
+		return invocation.Refuse(TrialsWithRegradeNext, "%s", TrialsWithRegrade)
+	}
+	return nil
+}
+
+// judgeSplit says whether any llmJudge assertion's two samples disagreed
+// (one at or above its threshold, one below).
+func judgeSplit(as []judge.AssertionResult) bool {
+	for _, a := range as {
+		if a.Type != agentfile.LLMJudge || a.Threshold == nil || len(a.Scores) != 2 || a.Scores[0] == nil || a.Scores[1] == nil {
+			continue
+		}
+		if (*a.Scores[0] >= *a.Threshold) != (*a.Scores[1] >= *a.Threshold) {
+			return true
+		}
+	}
+	return false
+}
+
+// aggregateTrials folds an example's N trials into one result: pass only
+// when all N passed, fail when any failed, otherwise unknown. Mixed
+// outcomes are flaky, and the message says so ("flaky 3/5 passed").
+func aggregateTrials(trials []ExampleResult) ExampleResult {
+	n := len(trials)
+	c := TrialCounts{N: n}
+	res := ExampleResult{ID: trials[0].ID, Range: trials[0].Range, Journaled: true, Verified: true}
+	for _, t := range trials {
+		switch t.Verdict {
+		case VerdictPass:
+			c.Pass++
+		case VerdictFail:
+			c.Fail++
+		default:
+			c.Unknown++
+		}
+		if judgeSplit(t.Assertions) {
+			c.JudgeSplits++
+		}
+		res.Journaled = res.Journaled && t.Journaled
+		res.Verified = res.Verified && t.Verified
+		res.DurationMs += t.DurationMs
+		res.TrialResults = append(res.TrialResults, TrialResult{Verdict: t.Verdict, Message: t.Message, Journaled: t.Journaled, Verified: t.Verified, DurationMs: t.DurationMs, Assertions: t.Assertions, sessionID: t.sessionID})
+	}
+	kinds := 0
+	for _, k := range []int{c.Pass, c.Fail, c.Unknown} {
+		if k > 0 {
+			kinds++
+		}
+	}
+	c.Flaky = kinds > 1
+	res.Trials = &c
+	// The deciding trial: the first failure, else the first non-pass, else
+	// the first trial.
+	pick := 0
+	switch {
+	case c.Fail > 0:
+		res.Verdict = VerdictFail
+		for i, t := range trials {
+			if t.Verdict == VerdictFail {
+				pick = i
+				break
+			}
+		}
+	case c.Pass == n:
+		res.Verdict = VerdictPass
+	default:
+		res.Verdict = VerdictUnknown
+		for i, t := range trials {
+			if t.Verdict != VerdictPass {
+				pick = i
+				break
+			}
+		}
+	}
+	d := trials[pick]
+	res.Assertions, res.Deciding, res.DecidingRange, res.Answer = d.Assertions, d.Deciding, d.DecidingRange, d.Answer
+	res.ToolCalls, res.ToolSources = d.ToolCalls, d.ToolSources
+	counts := fmt.Sprintf("%d pass, %d fail, %d unknown", c.Pass, c.Fail, c.Unknown)
+	if c.JudgeSplits > 0 {
+		counts += fmt.Sprintf(", %d with split judge samples", c.JudgeSplits)
+	}
+	switch {
+	case c.Flaky:
+		res.Message = fmt.Sprintf("flaky %d/%d passed (%s); trial %d: %s", c.Pass, n, counts, pick+1, d.Message)
+	case res.Verdict == VerdictPass:
+		res.Message = fmt.Sprintf("all %d trials passed", n)
+	default:
+		res.Message = fmt.Sprintf("%d/%d trials %s: %s", n, n, res.Verdict, d.Message)
+	}
+	return res
+}
