@@ -3,7 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,8 +36,10 @@ import (
 //
 // Arguments are split on spaces, with '…' or "…" quoting. In arguments,
 // $WORK is the folder, $DEMO the repository's testdata/demo, $KMX_HOME the
-// state folder (one per transcript, kept between its commands) and $RUN1,
-// $RUN2, … the run IDs in the order they first appeared in the output.
+// state folder (one per transcript, kept between its commands), $ENDPOINT
+// a scripted OpenAI-compatible endpoint on 127.0.0.1 (transcriptEndpoint says
+// what it answers) and $RUN1, $RUN2, … the run IDs in the order they first
+// appeared in the output.
 //
 // The output is normalised where it must vary between runs, and only
 // there: those paths and run IDs by the names above, durations as D, journal
@@ -144,7 +149,7 @@ func runTranscript(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	ts := &transcriptState{
-		vars: map[string]string{"$KMX_HOME": home(t), "$WORK": work, "$DEMO": demo},
+		vars: map[string]string{"$KMX_HOME": home(t), "$WORK": work, "$DEMO": demo, "$ENDPOINT": transcriptEndpoint(t)},
 	}
 	t.Chdir(work)
 	changed := false
@@ -237,7 +242,7 @@ func (ts *transcriptState) normalize(s string) string {
 		return "$RUN" + strconv.Itoa(len(ts.runs))
 	})
 	// The longest path first: $KMX_HOME and $WORK may share a prefix.
-	keys := []string{"$KMX_HOME", "$WORK", "$DEMO"}
+	keys := []string{"$KMX_HOME", "$WORK", "$DEMO", "$ENDPOINT"}
 	for _, k := range keys {
 		s = strings.ReplaceAll(s, ts.vars[k], k)
 	}
@@ -246,6 +251,63 @@ func (ts *transcriptState) normalize(s string) string {
 	s = transcriptVersion.ReplaceAllString(s, `"kmxVersion": "V"`)
 	s = transcriptSize.ReplaceAllString(s, "SIZE")
 	return transcriptDuration.ReplaceAllString(s, "D")
+}
+
+// transcriptEndpoint starts the endpoint $ENDPOINT names (with /v1): a
+// double at the world's edge, a remote model. It answers each chat request
+// by the last user message:
+//
+//   - "redirect": HTTP 302 to another address;
+//   - "status": HTTP 500;
+//   - "token": an answer holding a GitHub-token shape (built here, so no
+//     file holds one);
+//   - anything else: "echo: " and the message.
+//
+// The reply names the model that was requested.
+func transcriptEndpoint(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		last := ""
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				last = m.Content
+			}
+		}
+		var answer string
+		switch last {
+		case "redirect":
+			http.Redirect(w, r, "http://127.0.0.1:9/elsewhere", http.StatusFound)
+			return
+		case "status":
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
+		case "token":
+			answer = "here it is: " + "gh" + "p_" + strings.Repeat("T0k3n", 8)
+		default:
+			answer = "echo: " + last
+		}
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "model": req.Model,
+			"choices": []any{map[string]any{
+				"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": answer},
+			}},
+		})
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
 }
 
 // splitWords splits a command line on spaces, with '…' and "…" quoting.

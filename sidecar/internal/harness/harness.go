@@ -28,6 +28,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
 )
 
@@ -300,6 +301,12 @@ func send(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.Harn
 		return c, true, sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "",
 			errorText(ErrTextModelFailed, err, req), liveCalls())
 	}
+	if shape := credentialShape(c); shape != "" {
+		// Before the completion event: nothing journals, shows or judges
+		// the reply. The text names the shape, never the value.
+		return c, true, sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "",
+			credentialRefusal(shape), liveCalls())
+	}
 	mc := journal.ModelCompletion{Turn: turn, Model: c.Model, Text: c.Text, FinishReason: c.FinishReason, Send: sendNo}
 	for _, tc := range c.ToolCalls {
 		mc.ToolCalls = append(mc.ToolCalls, journal.ToolCallRequest{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
@@ -314,6 +321,28 @@ func send(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.Harn
 		return c, true, fmt.Errorf("send model completion event: %w", err)
 	}
 	return c, false, nil
+}
+
+// credentialShape names the first credential shape in a completion's answer
+// or its tool calls' arguments, or returns "". kmx never journals
+// credential-shaped text, whichever route the reply came from.
+func credentialShape(c route.Completion) string {
+	if f := secrets.Scan(c.Text); len(f) > 0 {
+		return f[0].Shape
+	}
+	for _, tc := range c.ToolCalls {
+		if f := secrets.Scan(tc.Arguments); len(f) > 0 {
+			return f[0].Shape
+		}
+	}
+	return ""
+}
+
+// credentialRefusal is the terminal error of a reply that holds
+// credential-shaped text: the class and the shape's name, never the value.
+func credentialRefusal(shape string) string {
+	return ErrTextModelFailed + ": the reply was refused as credential: it holds credential-shaped text (" +
+		shape + "), so kmx discarded it before anything recorded or showed it"
 }
 
 func sendTerminal(stream grpc.ServerStreamingServer[sessionspb.HarnessEvent], state sessionspb.TurnState, answer, errText string, liveCalls int32) error {
