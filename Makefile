@@ -48,7 +48,7 @@ lint: fmt-check tidy-check protocol-check vet vet-cross staticcheck
 
 ## protocol-check: the generated TypeScript contract, package.json's commands and settings and docs/protocol.md's tables are what the Go contract makes them (make protocol regenerates them).
 protocol-check:
-	$(GO) test -count=1 -run 'TestKMXProtocolIsCurrent|TestPackageJSONIsCurrent|TestProtocolDocIsCurrent|TestEveryCommandAndSettingIsDeclared' ./sidecar/internal/protocolgen
+	$(GO) test -count=1 -run 'TestKMXProtocolIsCurrent|TestPackageJSONIsCurrent|TestProtocolDocIsCurrent|TestLSPDispatchIsCurrent|TestEveryCommandAndSettingIsDeclared' ./sidecar/internal/protocolgen
 
 ## tidy-check: go.mod and go.sum are what `go mod tidy` makes them (direct modules not marked indirect).
 tidy-check:
@@ -99,7 +99,7 @@ install-extension: node_modules
 	@command -v code >/dev/null || { echo "install-extension: the 'code' command is not on PATH; in VS Code run 'Shell Command: Install code command in PATH', or install dist/*.vsix with Extensions: Install from VSIX..."; exit 1; }
 	code --install-extension "$$(bash scripts/package.sh current | tail -n 1)" --force
 
-## protocol: regenerate what crosses the language boundary from the Go contract (sidecar/internal/lsp): shared/protocol/kmx-protocol.ts, package.json's contributes.commands and contributes.configuration, docs/protocol.md's generated tables.
+## protocol: regenerate what crosses the language boundary from the Go contract (sidecar/internal/lsp): shared/protocol/kmx-protocol.ts, the language server's dispatch table (sidecar/internal/lsp/methods_gen.go), package.json's contributes.commands and contributes.configuration, docs/protocol.md's generated tables.
 protocol:
 	$(GO) run ./sidecar/cmd/kmx-protocolgen
 

@@ -26,10 +26,10 @@ import { RestartBudget } from "./restart";
 import { resolveServerPath } from "./serverPath";
 import { SecretKeyEnv, SecretStorageKey, serverSettings } from "./settings";
 
-// The server does not advertise its kmx.* commands (executeCommandProvider):
-// the extension registers them itself, so a code lens click and the palette
-// share one handler that shows results, and the client has nothing to
-// register twice.
+// The server has no kmx.* commands of its own (no executeCommandProvider,
+// no workspace/executeCommand): the extension registers them itself and
+// each sends its custom method, so a code lens click and the palette share
+// one handler that shows results.
 type KmxLanguageClient = LanguageClient;
 
 export type ProgressHandler = (value: ProgressValue) => void;

@@ -12,7 +12,7 @@ export const MaxEditorReplyBytes = 1048576;
 /** The largest editor tool result text, in bytes. */
 export const MaxEditorToolResultBytes = 32768;
 
-/** workspace/executeCommand IDs; each takes one argument, the params of its method. */
+/** Commands of the extension that reach the server; each sends its method with one argument, that method's params. */
 export const Commands = {
   /** ExampleParams with exampleId → ReportResult */
   RunExample: "kmx.runExample",
@@ -56,9 +56,9 @@ export const Methods = {
   ListRuns: "kmx/listRuns",
   ClearJournals: "kmx/clearJournals",
   Inspect: "kmx/inspect",
+  DiffRuns: "kmx/diffRuns",
   Chat: "kmx/chat",
   ChatDiscard: "kmx/chatDiscard",
-  DiffRuns: "kmx/diffRuns",
 } as const;
 
 /** Server → client requests (the editor route); sent only when initializationOptions.languageModels is true. */
@@ -213,6 +213,7 @@ export interface ExampleParams {
   exampleId?: string;
   input?: string;
   model?: string;
+  workDoneToken?: unknown;
 }
 
 /** Go: lsp.ReportResult */
@@ -414,6 +415,7 @@ export interface TestParams {
   model?: string;
   trials?: number;
   fromRun?: string;
+  workDoneToken?: unknown;
 }
 
 /** Go: lsp.ExplainParams */

@@ -29,10 +29,11 @@ func main() {
 		{protocolgen.KMXPath, func([]byte) ([]byte, error) { return protocolgen.Generate(protocolgen.KMX()) }},
 		{protocolgen.PackageJSONPath, protocolgen.KMXPackageJSON},
 		{protocolgen.ProtocolDocPath, protocolgen.KMXProtocolDoc},
+		{protocolgen.LSPDispatchPath, func([]byte) ([]byte, error) { return protocolgen.KMXDispatch() }},
 	} {
 		path := filepath.FromSlash(f.path)
 		cur, err := os.ReadFile(path)
-		if err != nil && !(os.IsNotExist(err) && f.path == protocolgen.KMXPath) {
+		if err != nil && !(os.IsNotExist(err) && (f.path == protocolgen.KMXPath || f.path == protocolgen.LSPDispatchPath)) {
 			fail(2, "%v (run it from the module root)", err)
 		}
 		out, err := f.gen(cur)

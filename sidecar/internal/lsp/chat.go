@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -15,11 +14,7 @@ import (
 // message queue as soon as it starts, so typing and $/cancelRequest keep
 // flowing; cancelling it answers only after the model call in flight has
 // been torn down (the conversation package joins it).
-func (s *Server) chat(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p ChatParams
-	if err := decode(MethodChat, raw, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) chat(ctx context.Context, p ChatParams) (*ChatResult, error) {
 	req, err := s.chatRequest(MethodChat, p)
 	if err != nil {
 		return nil, err
@@ -39,11 +34,7 @@ func (s *Server) chat(ctx context.Context, raw json.RawMessage) (any, error) {
 
 // chatDiscard serves kmx/chatDiscard: records the discard of the turn
 // whose outcome the conversation never recorded.
-func (s *Server) chatDiscard(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p ChatParams
-	if err := decode(MethodChatDiscard, raw, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) chatDiscard(ctx context.Context, p ChatParams) (*ChatResult, error) {
 	req, err := s.chatRequest(MethodChatDiscard, p)
 	if err != nil {
 		return nil, err
@@ -74,7 +65,7 @@ func (s *Server) chatRequest(method string, p ChatParams) (conversation.Request,
 
 // chatResult turns the engine's outcome into the result: refusals and turns
 // that did not answer are results the panel shows, not JSON-RPC errors.
-func (s *Server) chatResult(method, uri string, res *conversation.Transcript, err error) (any, error) {
+func (s *Server) chatResult(method, uri string, res *conversation.Transcript, err error) (*ChatResult, error) {
 	out := &ChatResult{ProtocolVersion: ProtocolVersion, URI: uri, Chat: res}
 	if err == nil {
 		return out, nil

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/protocol"
-
 	"github.com/kmxdev/kmx/sidecar/internal/conversation"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 )
@@ -57,7 +55,7 @@ func TestChatThroughTheServer(t *testing.T) {
 	}
 
 	var res lsp.ChatResult
-	c.mustCall("workspace/executeCommand", map[string]any{"command": lsp.CommandOpenChat, "arguments": []any{open}}, &res)
+	c.mustCall(lsp.MethodChat, open, &res)
 	if res.Chat == nil || len(res.Chat.Turns) != 0 || res.Refusal != nil || res.Chat.Label != "local preview" {
 		t.Fatalf("empty conversation = %+v", res)
 	}
@@ -145,7 +143,7 @@ func slowTurn(t *testing.T, c *client, uri string, arrived chan struct{}) (cance
 	done = make(chan error, 1)
 	go func() {
 		var res lsp.ChatResult
-		done <- protocol.Call(ctx, c.conn, lsp.MethodChat, lsp.ChatParams{URI: uri, Input: ptrStr("slow")}, &res)
+		done <- cancellableCall(ctx, c.conn, lsp.MethodChat, lsp.ChatParams{URI: uri, Input: ptrStr("slow")}, &res)
 	}()
 	select {
 	case <-arrived:

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,17 +16,7 @@ import (
 
 // clearJournals serves kmx/clearJournals (and kmx.clearJournals) with
 // journal.Clear: a run still executing is kept and said so, never deleted.
-func (s *Server) clearJournals(_ context.Context, raw json.RawMessage) (any, error) {
-	var p ClearJournalsParams
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, invalidParams(MethodClearJournals, err)
-		}
-	}
-	return s.clearRuns(p)
-}
-
-func (s *Server) clearRuns(p ClearJournalsParams) (any, error) {
+func (s *Server) clearJournals(_ context.Context, p ClearJournalsParams) (*ClearJournalsResult, error) {
 	if p.RunID != "" && !journal.ValidRunID(p.RunID) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is not a run ID; take one from %s", MethodClearJournals, p.RunID, MethodListRuns)
 	}

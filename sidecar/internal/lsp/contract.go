@@ -1,6 +1,8 @@
 package lsp
 
 import (
+	"encoding/json"
+
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
@@ -24,9 +26,11 @@ import (
 // change that an older extension would misread.
 const ProtocolVersion = "kmx.lsp/v1"
 
-// Command IDs for workspace/executeCommand. Each takes exactly one argument,
-// the params object of the custom method it shares a handler with (see
-// Methods), and returns that method's result.
+// Command IDs of the extension's commands that reach the server: the
+// lenses' commands and their palette entries. The extension registers each
+// and sends the custom method CommandSpecs names for it; the server serves
+// the methods only (it has no workspace/executeCommand: a second way into
+// every feature that nothing used).
 const (
 	CommandRunExample    = "kmx.runExample"
 	CommandRunWithInput  = "kmx.runWithInput"
@@ -122,6 +126,9 @@ type ExampleParams struct {
 	// Model overrides the model for this request only (the editor's model
 	// picker); empty uses the settings, then the file's model.
 	Model string `json:"model,omitempty"`
+	// WorkDoneToken is LSP's work-done progress token: the run's progress
+	// is reported on it when the client sent one.
+	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
 }
 
 // TestParams selects examples of a file to test.
@@ -137,6 +144,8 @@ type TestParams struct {
 	// FromRun re-grades the answers journaled by this run with zero agent
 	// model calls (docs/regrade.md).
 	FromRun string `json:"fromRun,omitempty"`
+	// WorkDoneToken is LSP's work-done progress token (see ExampleParams).
+	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
 }
 
 // ReportResult is the answer to a run or a test: the versioned local
@@ -360,31 +369,40 @@ const (
 	OutcomeCancelled = "cancelled"
 )
 
-// MethodSpec describes one custom method for the generator and the docs.
+// MethodSpec describes one custom method for the generator, the server's
+// dispatch table and the docs.
 type MethodSpec struct {
 	Method string
-	// Command is the workspace/executeCommand ID sharing this handler, if
-	// any.
-	Command string
-	Params  any
-	Result  any
-	Doc     string
+	// Name is the method's constant without its Method prefix (MethodRun:
+	// "Run"), in Go and in the generated TypeScript.
+	Name string
+	// Handler is the Server method serving it: func(context.Context, P)
+	// (*R, error) with P and R the types of Params and Result. The dispatch
+	// table (methods_gen.go, make protocol) is generated from this list, so
+	// a handler whose signature drifts from the contract does not compile.
+	// Empty for a server → client method.
+	Handler string
+	// OptionalParams accepts absent or null params as the zero Params.
+	OptionalParams bool
+	Params         any
+	Result         any
+	Doc            string
 }
 
 // Methods lists the custom methods with their params and results, in the
 // order the docs present them.
 func Methods() []MethodSpec {
 	return []MethodSpec{
-		{MethodExamples, "", DocumentParams{}, ExamplesResult{}, "the parsed examples of a document, for the Test Explorer"},
-		{MethodRun, CommandRunExample, ExampleParams{}, ReportResult{}, "run one example, or ad-hoc input (kmx.runWithInput), showing the answer"},
-		{MethodTest, CommandTestFile, TestParams{}, ReportResult{}, "test the file: all examples or the selected ones"},
-		{MethodExplain, CommandExplain, ExplainParams{}, ExplainResult{}, "why the last test of this file failed, read offline from retained failures"},
-		{MethodListRuns, CommandListRuns, DocumentParams{}, ListRunsResult{}, "the retained run journals of this file's agent, oldest first"},
-		{MethodClearJournals, CommandClearJournals, ClearJournalsParams{}, ClearJournalsResult{}, "delete one run or every run that is not executing"},
-		{MethodInspect, CommandInspectRun, InspectParams{}, InspectResult{}, "replay one retained run offline, with zero model calls"},
-		{MethodDiffRuns, CommandCompareRuns, DiffRunsParams{}, DiffRunsResult{}, "compare a run with the previous run of its file (kmx journal diff), offline, with zero model calls"},
-		{MethodChat, CommandOpenChat, ChatParams{}, ChatResult{}, "the file's conversation: its history (no input, zero model calls) or one new turn"},
-		{MethodChatDiscard, "", ChatParams{}, ChatResult{}, "record the discard of a conversation's turn that has no recorded outcome"},
+		{Method: MethodExamples, Name: "Examples", Handler: "examples", Params: DocumentParams{}, Result: ExamplesResult{}, Doc: "the parsed examples of a document, for the Test Explorer"},
+		{Method: MethodRun, Name: "Run", Handler: "run", Params: ExampleParams{}, Result: ReportResult{}, Doc: "run one example, or ad-hoc input (kmx.runWithInput), showing the answer"},
+		{Method: MethodTest, Name: "Test", Handler: "test", Params: TestParams{}, Result: ReportResult{}, Doc: "test the file: all examples or the selected ones"},
+		{Method: MethodExplain, Name: "Explain", Handler: "explain", Params: ExplainParams{}, Result: ExplainResult{}, Doc: "why the last test of this file failed, read offline from retained failures"},
+		{Method: MethodListRuns, Name: "ListRuns", Handler: "listRuns", Params: DocumentParams{}, Result: ListRunsResult{}, Doc: "the retained run journals of this file's agent, oldest first"},
+		{Method: MethodClearJournals, Name: "ClearJournals", Handler: "clearJournals", OptionalParams: true, Params: ClearJournalsParams{}, Result: ClearJournalsResult{}, Doc: "delete one run or every run that is not executing"},
+		{Method: MethodInspect, Name: "Inspect", Handler: "inspect", Params: InspectParams{}, Result: InspectResult{}, Doc: "replay one retained run offline, with zero model calls"},
+		{Method: MethodDiffRuns, Name: "DiffRuns", Handler: "diffRuns", Params: DiffRunsParams{}, Result: DiffRunsResult{}, Doc: "compare a run with the previous run of its file (kmx journal diff), offline, with zero model calls"},
+		{Method: MethodChat, Name: "Chat", Handler: "chat", Params: ChatParams{}, Result: ChatResult{}, Doc: "the file's conversation: its history (no input, zero model calls) or one new turn"},
+		{Method: MethodChatDiscard, Name: "ChatDiscard", Handler: "chatDiscard", Params: ChatParams{}, Result: ChatResult{}, Doc: "record the discard of a conversation's turn that has no recorded outcome"},
 	}
 }
 
@@ -392,27 +410,48 @@ func Methods() []MethodSpec {
 // results.
 func ClientMethods() []MethodSpec {
 	return []MethodSpec{
-		{MethodLanguageModels, "", route.EditorModelsParams{}, route.EditorModelsResult{}, "server → client: the chat models VS Code offers now (the preflight lists them once per run)"},
-		{MethodLanguageModelSend, "", route.EditorSendParams{}, route.EditorSendResult{}, "server → client: one request to a preflight-resolved model; errors carry data {class}"},
-		{MethodLanguageModelTools, "", route.EditorToolsParams{}, route.EditorToolsResult{}, "server → client: the tools VS Code offers now (listed once per run of a tool-declaring agent, to bind its declared names)"},
-		{MethodLanguageModelInvokeTool, "", route.EditorInvokeToolParams{}, route.EditorInvokeToolResult{}, "server → client: one call of a bound tool through vscode.lm.invokeTool; errors carry data {class}"},
+		{Method: MethodLanguageModels, Name: "LanguageModels", Params: route.EditorModelsParams{}, Result: route.EditorModelsResult{}, Doc: "server → client: the chat models VS Code offers now (the preflight lists them once per run)"},
+		{Method: MethodLanguageModelSend, Name: "LanguageModelSend", Params: route.EditorSendParams{}, Result: route.EditorSendResult{}, Doc: "server → client: one request to a preflight-resolved model; errors carry data {class}"},
+		{Method: MethodLanguageModelTools, Name: "LanguageModelTools", Params: route.EditorToolsParams{}, Result: route.EditorToolsResult{}, Doc: "server → client: the tools VS Code offers now (listed once per run of a tool-declaring agent, to bind its declared names)"},
+		{Method: MethodLanguageModelInvokeTool, Name: "LanguageModelInvokeTool", Params: route.EditorInvokeToolParams{}, Result: route.EditorInvokeToolResult{}, Doc: "server → client: one call of a bound tool through vscode.lm.invokeTool; errors carry data {class}"},
 	}
 }
 
-// Commands lists every command ID with the method whose handler it uses.
-func Commands() map[string]string {
-	return map[string]string{
-		CommandRunExample:    MethodRun,
-		CommandRunWithInput:  MethodRun,
-		CommandTestFile:      MethodTest,
-		CommandExplain:       MethodExplain,
-		CommandListRuns:      MethodListRuns,
-		CommandClearJournals: MethodClearJournals,
-		CommandInspectRun:    MethodInspect,
-		CommandOpenChat:      MethodChat,
+// CommandSpec is one command of the extension that reaches the server.
+type CommandSpec struct {
+	ID string
+	// Name is its constant in the generated TypeScript (Commands.Name).
+	Name string
+	// Method is the custom method the extension sends for it.
+	Method string
+	// Doc says what its one argument and its answer are.
+	Doc string
+}
+
+// CommandSpecs lists every such command, in the order the generated
+// TypeScript and docs/protocol.md present them.
+func CommandSpecs() []CommandSpec {
+	return []CommandSpec{
+		{CommandRunExample, "RunExample", MethodRun, "ExampleParams with exampleId → ReportResult"},
+		{CommandRunWithInput, "RunWithInput", MethodRun, "ExampleParams with input → ReportResult"},
+		{CommandTestFile, "TestFile", MethodTest, "TestParams → ReportResult"},
+		{CommandExplain, "Explain", MethodExplain, "ExplainParams → ExplainResult"},
+		{CommandListRuns, "ListRuns", MethodListRuns, "DocumentParams → ListRunsResult"},
+		{CommandClearJournals, "ClearJournals", MethodClearJournals, "ClearJournalsParams → ClearJournalsResult"},
+		{CommandInspectRun, "InspectRun", MethodInspect, "InspectParams → InspectResult"},
+		{CommandOpenChat, "OpenChat", MethodChat, "ChatParams (uri) → ChatResult; the extension opens the chat panel"},
 		// kmx.regradeLastRun is kmx.testFile with fromRun: the lens names
 		// the run.
-		CommandRegradeLastRun: MethodTest,
-		CommandCompareRuns:    MethodDiffRuns,
+		{CommandRegradeLastRun, "RegradeLastRun", MethodTest, "TestParams with fromRun → ReportResult: the Re-grade last run lens, zero agent model calls"},
+		{CommandCompareRuns, "CompareRuns", MethodDiffRuns, "DiffRunsParams → DiffRunsResult; the extension renders it in the replay panel"},
 	}
+}
+
+// Commands maps every command ID of CommandSpecs to its method.
+func Commands() map[string]string {
+	out := map[string]string{}
+	for _, c := range CommandSpecs() {
+		out[c.ID] = c.Method
+	}
+	return out
 }

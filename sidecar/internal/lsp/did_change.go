@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-
-	"go.lsp.dev/protocol"
 )
 
 type didChangeParams struct {
@@ -34,8 +32,8 @@ func (s *Server) didChange(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, nil
 	case err != nil:
 		s.log.Error("change does not apply; document dropped", "uri", uri, "err", err)
-		s.notify(ctx, "window/showMessage", &protocol.ShowMessageParams{
-			Type:    protocol.MessageTypeError,
+		s.notify(ctx, "window/showMessage", &showMessageParams{
+			Type:    messageTypeError,
 			Message: "kmx lost track of " + uri + " (" + err.Error() + "); close and reopen the file",
 		})
 		return nil, nil

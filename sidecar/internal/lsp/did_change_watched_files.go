@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-
-	"go.lsp.dev/protocol"
 )
 
 // settingsFileName is the tool settings file beside an agent file.
@@ -17,13 +15,13 @@ const settingsFileName = "kmx.yaml"
 // and, when the client can, its code lenses are refreshed (they show each
 // declared tool's state). Other files are ignored.
 func (s *Server) didChangeWatchedFiles(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p protocol.DidChangeWatchedFilesParams
+	var p didChangeWatchedFilesParams
 	if err := decode("workspace/didChangeWatchedFiles", raw, &p); err != nil {
 		return nil, nil
 	}
 	dirs := map[string]bool{}
 	for _, c := range p.Changes {
-		path := uriPath(string(c.URI))
+		path := uriPath(c.URI)
 		if path != "" && filepath.Base(path) == settingsFileName {
 			dirs[filepath.Dir(path)] = true
 		}

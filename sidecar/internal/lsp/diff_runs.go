@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -18,15 +17,7 @@ import (
 // diffRuns serves kmx/diffRuns (and kmx.compareRuns): kmx journal diff of a
 // run and the previous run of its file, through readback.Diff, offline
 // with zero model calls. The server picks the runs; the editor only renders.
-func (s *Server) diffRuns(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p DiffRunsParams
-	if err := decode(MethodDiffRuns, raw, &p); err != nil {
-		return nil, err
-	}
-	return s.compareRuns(ctx, p)
-}
-
-func (s *Server) compareRuns(ctx context.Context, p DiffRunsParams) (any, error) {
+func (s *Server) diffRuns(ctx context.Context, p DiffRunsParams) (*DiffRunsResult, error) {
 	if p.RunID != "" && !journal.ValidRunID(p.RunID) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is not a run ID; take one from %s", MethodDiffRuns, p.RunID, MethodListRuns)
 	}

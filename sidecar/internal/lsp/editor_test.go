@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
-	"go.lsp.dev/protocol"
 
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
@@ -389,7 +388,7 @@ func cancelInFlight(t *testing.T, c *client, e *scriptedEditor, text string, inF
 	done := make(chan error, 1)
 	var res lsp.ReportResult
 	go func() {
-		done <- protocol.Call(context.Background(), c.conn, lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
+		done <- cancellableCall(context.Background(), c.conn, lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
 	}()
 	select {
 	case <-inFlight:

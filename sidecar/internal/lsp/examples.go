@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -13,11 +12,7 @@ import (
 
 // examples serves kmx/examples: the parsed examples of a document for the
 // Test Explorer, from the open buffer (or the file on disk).
-func (s *Server) examples(_ context.Context, raw json.RawMessage) (any, error) {
-	var p DocumentParams
-	if err := decode(MethodExamples, raw, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) examples(_ context.Context, p DocumentParams) (*ExamplesResult, error) {
 	if p.URI == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: uri is required", MethodExamples)
 	}

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"runtime"
 
 	"go.lsp.dev/jsonrpc2"
@@ -17,15 +16,7 @@ import (
 // provider, credential or journal access. Records are compared with the
 // text the editor holds (the buffer when open), so an edit since the last
 // test shows them as history.
-func (s *Server) explain(_ context.Context, raw json.RawMessage) (any, error) {
-	var p ExplainParams
-	if err := decode(MethodExplain, raw, &p); err != nil {
-		return nil, err
-	}
-	return s.explainFile(p)
-}
-
-func (s *Server) explainFile(p ExplainParams) (any, error) {
+func (s *Server) explain(_ context.Context, p ExplainParams) (*ExplainResult, error) {
 	path := uriPath(p.URI)
 	if path == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is not a file URI; Explain reads failures retained for a file on disk", MethodExplain, p.URI)

@@ -280,3 +280,14 @@ func (c *client) lenses(uri string) []lensJ {
 	c.mustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": uri}}, &out)
 	return out
 }
+
+// cancellableCall makes a request the way vscode-jsonrpc does: when ctx
+// ends before the reply, it sends $/cancelRequest with the request's ID
+// (a JSON number here), then waits for the reply the server still owes.
+func cancellableCall(ctx context.Context, conn jsonrpc2.Conn, method string, params, result any) error {
+	id, err := conn.Call(ctx, method, params, result)
+	if ctx.Err() != nil {
+		_ = conn.Notify(context.WithoutCancel(ctx), "$/cancelRequest", map[string]any{"id": &id})
+	}
+	return err
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"go.lsp.dev/jsonrpc2"
-	"go.lsp.dev/protocol"
 
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
@@ -68,21 +67,20 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	}
 	s.log.Info("initialized", "protocol", ProtocolVersion, "workDoneProgress", p.Capabilities.Window.WorkDoneProgress, "languageModels", opts.LanguageModels)
 
-	// The kmx.* commands are not advertised (no executeCommandProvider):
-	// the extension registers them itself, one handler for a lens click
-	// and the palette, and an advertised command would be registered
-	// twice. workspace/executeCommand still serves them.
-	return &protocol.InitializeResult{
-		Capabilities: protocol.ServerCapabilities{
-			TextDocumentSync: &protocol.TextDocumentSyncOptions{
+	// No executeCommandProvider: the kmx.* commands are the extension's
+	// (one handler for a lens click and the palette), and each sends its
+	// custom method; the server serves no workspace/executeCommand.
+	return &initializeResult{
+		Capabilities: serverCapabilities{
+			TextDocumentSync: &textDocumentSyncOptions{
 				OpenClose: true,
-				Change:    protocol.TextDocumentSyncKindIncremental,
-				Save:      &protocol.SaveOptions{IncludeText: false},
+				Change:    textDocumentSyncKindIncremental,
+				Save:      &saveOptions{IncludeText: false},
 			},
-			CodeLensProvider:   &protocol.CodeLensOptions{ResolveProvider: false},
-			CodeActionProvider: &protocol.CodeActionOptions{CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix}},
+			CodeLensProvider:   &codeLensOptions{ResolveProvider: false},
+			CodeActionProvider: &codeActionOptions{CodeActionKinds: []string{codeActionKindQuickFix}},
 			Experimental:       map[string]any{"kmxProtocolVersion": ProtocolVersion},
 		},
-		ServerInfo: &protocol.ServerInfo{Name: "kmx", Version: s.opts.Version},
+		ServerInfo: &serverInfo{Name: "kmx", Version: s.opts.Version},
 	}, nil
 }

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -17,15 +16,7 @@ import (
 // inspect serves kmx/inspect (and kmx.inspectRun): the versioned replay of
 // one retained run, with zero model calls (readback.Inspect). Judge
 // reasoning is withheld unless asked for.
-func (s *Server) inspect(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p InspectParams
-	if err := decode(MethodInspect, raw, &p); err != nil {
-		return nil, err
-	}
-	return s.inspectRun(ctx, p)
-}
-
-func (s *Server) inspectRun(ctx context.Context, p InspectParams) (any, error) {
+func (s *Server) inspect(ctx context.Context, p InspectParams) (*InspectResult, error) {
 	if !journal.ValidRunID(p.RunID) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is not a run ID; take one from %s", MethodInspect, p.RunID, MethodListRuns)
 	}

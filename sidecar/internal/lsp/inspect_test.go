@@ -49,7 +49,7 @@ func TestInspectReplaysTheLastRunWithZeroModelCalls(t *testing.T) {
 	}
 
 	var in lsp.InspectResult
-	c.mustCall("workspace/executeCommand", map[string]any{"command": lsp.CommandInspectRun, "arguments": []any{p}}, &in)
+	c.mustCall(lsp.MethodInspect, p, &in)
 	got := in.Inspection
 	if got == nil || got.Schema != readback.InspectSchema || got.LiveCalls != 0 || got.Run.ID != p.RunID || len(got.Turns) == 0 {
 		t.Fatalf("inspection = %+v", got)

@@ -45,7 +45,7 @@ func TestListAndClearRunsNeverDeletesARunningOne(t *testing.T) {
 	c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
 	finished := res.Report.RunID
 	var runs lsp.ListRunsResult
-	c.mustCall("workspace/executeCommand", map[string]any{"command": lsp.CommandListRuns, "arguments": []any{lsp.DocumentParams{URI: uri}}}, &runs)
+	c.mustCall(lsp.MethodListRuns, lsp.DocumentParams{URI: uri}, &runs)
 	if len(runs.Runs) != 1 || runs.Runs[0].ID != finished || runs.Runs[0].Status != "finished" || runs.Runs[0].AgentRevision != runs.CurrentRevision {
 		t.Fatalf("runs = %+v, want the one finished run of this revision", runs)
 	}
@@ -78,7 +78,7 @@ func TestListAndClearRunsNeverDeletesARunningOne(t *testing.T) {
 	if rpcCode(err) != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "there is no run "+missing) || strings.Count(err.Error(), next) != 1 {
 		t.Fatalf("clear of a missing run: %v, want InvalidParams saying %q once", err, next)
 	}
-	c.mustCall("workspace/executeCommand", map[string]any{"command": lsp.CommandClearJournals, "arguments": []any{lsp.ClearJournalsParams{}}}, &cleared)
+	c.mustCall(lsp.MethodClearJournals, lsp.ClearJournalsParams{}, &cleared)
 	if len(cleared.Removed) != 1 || cleared.Removed[0] != finished || len(cleared.Kept) != 1 || !strings.Contains(cleared.Message, "still executing") {
 		t.Fatalf("clear while running = %+v, want the finished run removed and the running one kept", cleared)
 	}

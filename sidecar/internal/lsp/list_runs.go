@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -14,15 +13,7 @@ import (
 
 // listRuns serves kmx/listRuns (and kmx.listRuns): the runs whose journal
 // records this file's agent ID, from journal.List.
-func (s *Server) listRuns(_ context.Context, raw json.RawMessage) (any, error) {
-	var p DocumentParams
-	if err := decode(MethodListRuns, raw, &p); err != nil {
-		return nil, err
-	}
-	return s.listFileRuns(p)
-}
-
-func (s *Server) listFileRuns(p DocumentParams) (any, error) {
+func (s *Server) listRuns(_ context.Context, p DocumentParams) (*ListRunsResult, error) {
 	src, err := s.source(MethodListRuns, p.URI)
 	if err != nil {
 		return nil, err

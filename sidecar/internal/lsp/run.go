@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -10,23 +9,9 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
-// runParams is ExampleParams plus the LSP work-done token.
-type runParams struct {
-	ExampleParams
-	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
-}
-
-// run serves kmx/run (and kmx.runExample, kmx.runWithInput): one example,
-// or ad-hoc input, through runner.Run, answers shown.
-func (s *Server) run(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p runParams
-	if err := decode(MethodRun, raw, &p); err != nil {
-		return nil, err
-	}
-	return s.runExample(ctx, p.ExampleParams, p.WorkDoneToken)
-}
-
-func (s *Server) runExample(ctx context.Context, p ExampleParams, token json.RawMessage) (any, error) {
+// run serves kmx/run (kmx.runExample, kmx.runWithInput): one example, or
+// ad-hoc input, through runner.Run, answers shown.
+func (s *Server) run(ctx context.Context, p ExampleParams) (*ReportResult, error) {
 	if p.URI == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: uri is required", MethodRun)
 	}
@@ -48,5 +33,5 @@ func (s *Server) runExample(ctx context.Context, p ExampleParams, token json.Raw
 	if err != nil {
 		return nil, err
 	}
-	return s.execute(ctx, MethodRun, title+" (local preview)", p.URI, token, src, 1, s.previewOptions(p.Model), req, runner.Run)
+	return s.execute(ctx, MethodRun, title+" (local preview)", p.URI, p.WorkDoneToken, src, 1, s.previewOptions(p.Model), req, runner.Run)
 }

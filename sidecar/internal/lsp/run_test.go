@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/protocol"
-
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
@@ -46,10 +44,7 @@ func TestTestFileReportsVerdictsRangesAndProgress(t *testing.T) {
 
 	from := c.count()
 	var res lsp.ReportResult
-	c.mustCall("workspace/executeCommand", map[string]any{
-		"command":   lsp.CommandTestFile,
-		"arguments": []any{lsp.TestParams{URI: uri}},
-	}, &res)
+	c.mustCall(lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
 	rep := res.Report
 	if res.DocumentVersion != 3 || rep == nil || rep.Label != "local preview" || rep.Schema != runner.ReportSchema {
 		t.Fatalf("result = %+v", res)
@@ -105,9 +100,7 @@ func TestRunExampleAndAdHocInput(t *testing.T) {
 		t.Fatalf("run first = %+v", ex)
 	}
 	input := "Margaret"
-	c.mustCall("workspace/executeCommand", map[string]any{
-		"command": lsp.CommandRunWithInput, "arguments": []any{lsp.ExampleParams{URI: uri, Input: &input}},
-	}, &res)
+	c.mustCall(lsp.MethodRun, lsp.ExampleParams{URI: uri, Input: &input}, &res)
 	ex = res.Report.Examples
 	if len(ex) != 1 || !ex[0].AdHoc || ex[0].Answer == nil || *ex[0].Answer != "Hello: Margaret" {
 		t.Fatalf("run with input = %+v", ex)
@@ -199,9 +192,9 @@ func TestCancellationStopsTheRunInFlight(t *testing.T) {
 			done := make(chan error, 1)
 			var res lsp.ReportResult
 			go func() {
-				// protocol.Call sends $/cancelRequest with the request's
+				// cancellableCall sends $/cancelRequest with the request's
 				// id when ctx ends, as vscode-jsonrpc does.
-				done <- protocol.Call(ctx, c.conn, lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
+				done <- cancellableCall(ctx, c.conn, lsp.MethodTest, lsp.TestParams{URI: uri}, &res)
 			}()
 			select {
 			case id := <-exec.started:

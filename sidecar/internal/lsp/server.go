@@ -213,10 +213,12 @@ func (s *Server) serve(ctx context.Context, stream jsonrpc2.Stream) int {
 // the result is marshalled as the reply (ignored for notifications).
 type handlerFunc func(ctx context.Context, params json.RawMessage) (any, error)
 
-// methods is the dispatch table: one entry per implemented method, each
-// defined in its own file. Anything else is answered by nyi.
+// methods is the dispatch table: the standard LSP methods kmx serves, each
+// defined in its own file, and the custom methods of the contract
+// (customMethods, generated from Methods()). Anything else is answered by
+// nyi.
 func (s *Server) methods() map[string]handlerFunc {
-	return map[string]handlerFunc{
+	table := map[string]handlerFunc{
 		"initialize":                       s.initialize,
 		"initialized":                      s.initialized,
 		"shutdown":                         s.shutdown,
@@ -227,22 +229,15 @@ func (s *Server) methods() map[string]handlerFunc {
 		"textDocument/didSave":             s.didSave,
 		"textDocument/codeLens":            s.codeLens,
 		"textDocument/codeAction":          s.codeAction,
-		"workspace/executeCommand":         s.executeCommand,
 		"workspace/didChangeConfiguration": s.didChangeConfiguration,
 		"workspace/didChangeWatchedFiles":  s.didChangeWatchedFiles,
 		"window/workDoneProgress/cancel":   s.workDoneProgressCancel,
 		"$/setTrace":                       s.setTrace,
-		MethodExamples:                     s.examples,
-		MethodRun:                          s.run,
-		MethodTest:                         s.test,
-		MethodExplain:                      s.explain,
-		MethodListRuns:                     s.listRuns,
-		MethodClearJournals:                s.clearJournals,
-		MethodInspect:                      s.inspect,
-		MethodDiffRuns:                     s.diffRuns,
-		MethodChat:                         s.chat,
-		MethodChatDiscard:                  s.chatDiscard,
 	}
+	for method, h := range s.customMethods() {
+		table[method] = h
+	}
+	return table
 }
 
 // handler is the cancel-aware, ordered, asynchronous handler chain, wired

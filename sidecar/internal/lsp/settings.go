@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"regexp"
 
-	"go.lsp.dev/protocol"
-
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
@@ -50,8 +48,8 @@ func checkSettings(st Settings) string {
 // refuseSettings tells the user a settings object was ignored and why.
 func (s *Server) refuseSettings(ctx context.Context, where, problem string) {
 	s.log.Warn("settings refused and ignored", "where", where)
-	s.notify(ctx, "window/showMessage", &protocol.ShowMessageParams{
-		Type:    protocol.MessageTypeError,
+	s.notify(ctx, "window/showMessage", &showMessageParams{
+		Type:    messageTypeError,
 		Message: "kmx ignored the settings from " + where + ": " + problem,
 	})
 }

@@ -64,7 +64,7 @@ func TestExplainAfterAFailingTest(t *testing.T) {
 		t.Fatalf("test verdict %q, want fail", res.Report.Verdict)
 	}
 	var ex lsp.ExplainResult
-	c.mustCall("workspace/executeCommand", map[string]any{"command": lsp.CommandExplain, "arguments": []any{lsp.ExplainParams{URI: uri}}}, &ex)
+	c.mustCall(lsp.MethodExplain, lsp.ExplainParams{URI: uri}, &ex)
 	exp := ex.Explanation
 	if ex.Label != "local preview" || len(exp.Records) != 1 {
 		t.Fatalf("explanation = %+v", exp)

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -10,22 +9,9 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
-type testParams struct {
-	TestParams
-	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
-}
-
-// test serves kmx/test (and kmx.testFile): the selected examples, or all,
-// through runner.Test.
-func (s *Server) test(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p testParams
-	if err := decode(MethodTest, raw, &p); err != nil {
-		return nil, err
-	}
-	return s.testFile(ctx, p.TestParams, p.WorkDoneToken)
-}
-
-func (s *Server) testFile(ctx context.Context, p TestParams, token json.RawMessage) (any, error) {
+// test serves kmx/test (kmx.testFile, kmx.regradeLastRun): the selected
+// examples, or all, through runner.Test; with fromRun, a re-grade.
+func (s *Server) test(ctx context.Context, p TestParams) (*ReportResult, error) {
 	if p.URI == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: uri is required", MethodTest)
 	}
@@ -47,5 +33,5 @@ func (s *Server) testFile(ctx context.Context, p TestParams, token json.RawMessa
 	}
 	opts := s.previewOptions(p.Model)
 	opts.Trials, opts.FromRun = p.Trials, p.FromRun
-	return s.execute(ctx, MethodTest, title, p.URI, token, src, total, opts, invocation.Request{Examples: p.Examples}, runner.Test)
+	return s.execute(ctx, MethodTest, title, p.URI, p.WorkDoneToken, src, total, opts, invocation.Request{Examples: p.Examples}, runner.Test)
 }

@@ -30,18 +30,7 @@ func KMX() Spec {
 			{Name: "MaxEditorToolResultBytes", Value: route.MaxEditorToolResultBytes, Doc: "The largest editor tool result text, in bytes."},
 		},
 		Groups: []Group{
-			{Name: "Commands", Doc: "workspace/executeCommand IDs; each takes one argument, the params of its method.", Entries: []Const{
-				{Name: "RunExample", Value: lsp.CommandRunExample, Doc: "ExampleParams with exampleId → ReportResult"},
-				{Name: "RunWithInput", Value: lsp.CommandRunWithInput, Doc: "ExampleParams with input → ReportResult"},
-				{Name: "TestFile", Value: lsp.CommandTestFile, Doc: "TestParams → ReportResult"},
-				{Name: "Explain", Value: lsp.CommandExplain, Doc: "ExplainParams → ExplainResult"},
-				{Name: "ListRuns", Value: lsp.CommandListRuns, Doc: "DocumentParams → ListRunsResult"},
-				{Name: "ClearJournals", Value: lsp.CommandClearJournals, Doc: "ClearJournalsParams → ClearJournalsResult"},
-				{Name: "InspectRun", Value: lsp.CommandInspectRun, Doc: "InspectParams → InspectResult"},
-				{Name: "OpenChat", Value: lsp.CommandOpenChat, Doc: "ChatParams (uri) → ChatResult; the extension opens the chat panel"},
-				{Name: "RegradeLastRun", Value: lsp.CommandRegradeLastRun, Doc: "TestParams with fromRun → ReportResult: the Re-grade last run lens, zero agent model calls"},
-				{Name: "CompareRuns", Value: lsp.CommandCompareRuns, Doc: "DiffRunsParams → DiffRunsResult; the extension renders it in the replay panel"},
-			}},
+			{Name: "Commands", Doc: "Commands of the extension that reach the server; each sends its method with one argument, that method's params.", Entries: commandConsts()},
 			{Name: "EditorCommands", Doc: "Commands the extension handles alone (never sent to the server).", Entries: []Const{
 				{Name: "AddExamples", Value: lsp.CommandAddExamples, Doc: "AddExamplesParams (from the server's lens): apply the edit of the home the user picks"},
 				{Name: "ShowRunReplay", Value: lsp.CommandShowRunReplay},
@@ -50,24 +39,8 @@ func KMX() Spec {
 				{Name: "ShowLogs", Value: lsp.CommandShowLogs},
 				{Name: "RestartServer", Value: lsp.CommandRestartServer},
 			}},
-			{Name: "Methods", Doc: "Custom request methods.", Entries: []Const{
-				{Name: "Examples", Value: lsp.MethodExamples},
-				{Name: "Run", Value: lsp.MethodRun},
-				{Name: "Test", Value: lsp.MethodTest},
-				{Name: "Explain", Value: lsp.MethodExplain},
-				{Name: "ListRuns", Value: lsp.MethodListRuns},
-				{Name: "ClearJournals", Value: lsp.MethodClearJournals},
-				{Name: "Inspect", Value: lsp.MethodInspect},
-				{Name: "Chat", Value: lsp.MethodChat},
-				{Name: "ChatDiscard", Value: lsp.MethodChatDiscard},
-				{Name: "DiffRuns", Value: lsp.MethodDiffRuns},
-			}},
-			{Name: "ClientMethods", Doc: "Server → client requests (the editor route); sent only when initializationOptions.languageModels is true.", Entries: []Const{
-				{Name: "LanguageModels", Value: lsp.MethodLanguageModels},
-				{Name: "LanguageModelSend", Value: lsp.MethodLanguageModelSend},
-				{Name: "LanguageModelTools", Value: lsp.MethodLanguageModelTools},
-				{Name: "LanguageModelInvokeTool", Value: lsp.MethodLanguageModelInvokeTool},
-			}},
+			{Name: "Methods", Doc: "Custom request methods.", Entries: methodConsts(lsp.Methods())},
+			{Name: "ClientMethods", Doc: "Server → client requests (the editor route); sent only when initializationOptions.languageModels is true.", Entries: methodConsts(lsp.ClientMethods())},
 			{Name: "EditorClasses", Doc: "data.class of a refused kmx/languageModel/send or invokeTool: the class only, never the provider's or tool's text.", Entries: []Const{
 				{Name: "ModelUnavailable", Value: string(route.EditorUnavailable)},
 				{Name: "NoPermissions", Value: string(route.EditorNoPermissions)},
@@ -108,6 +81,26 @@ func KMX() Spec {
 		spec.ClientRequests = append(spec.ClientRequests, Request{Method: m.Method, Params: m.Params, Result: m.Result, Doc: m.Doc})
 	}
 	return spec
+}
+
+// commandConsts are the Commands group's constants, from the contract's
+// CommandSpecs.
+func commandConsts() []Const {
+	var out []Const
+	for _, c := range lsp.CommandSpecs() {
+		out = append(out, Const{Name: c.Name, Value: c.ID, Doc: c.Doc})
+	}
+	return out
+}
+
+// methodConsts are a group's constants for methods, named by the
+// contract's MethodSpec.Name.
+func methodConsts(ms []lsp.MethodSpec) []Const {
+	var out []Const
+	for _, m := range ms {
+		out = append(out, Const{Name: m.Name, Value: m.Method})
+	}
+	return out
 }
 
 // Paths of the files `make protocol` writes besides KMXPath, relative to

@@ -58,3 +58,10 @@ func TestKMXNamesEveryCommandAndMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestLSPDispatchIsCurrent fails when the language server's dispatch table
+// of its custom methods is not what lsp.Methods() generates: a method would
+// be served by a handler the contract does not name, or not at all.
+func TestLSPDispatchIsCurrent(t *testing.T) {
+	checkCurrent(t, LSPDispatchPath, func([]byte) ([]byte, error) { return KMXDispatch() })
+}

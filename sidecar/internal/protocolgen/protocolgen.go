@@ -1,12 +1,17 @@
-// Package protocolgen generates TypeScript declarations from Go contract
-// types by reflection, so a cross-language contract is written once (in Go)
-// and the other side is derived from it.
+// Package protocolgen makes everything that crosses the language boundary
+// from the Go contract of the editor (sidecar/internal/lsp's contract.go
+// and contract_manifest.go), so the contract is written once, in Go:
 //
-// It owns only the Go-to-TypeScript mapping: struct types become
-// interfaces (fields named by their json tags, optional when omitempty or
-// a pointer), named non-struct types become type aliases, constants become
-// `export const`. It never reads or writes files (the command does) and
-// knows nothing about kmx beyond what Spec hands it.
+//   - the TypeScript declarations (protocolgen.go: the generic
+//     Go-to-TypeScript mapping by reflection, which knows nothing about kmx
+//     beyond the Spec it is handed; kmx.go: kmx's Spec);
+//   - package.json's commands and settings, and docs/protocol.md's tables
+//     (manifest.go, kmx.go);
+//   - the language server's dispatch table of its custom methods
+//     (dispatch.go), as gopls generates command.Dispatch.
+//
+// It only returns bytes; sidecar/cmd/kmx-protocolgen (make protocol) writes
+// them, and this package's tests fail when a committed file is stale.
 package protocolgen
 
 import (
