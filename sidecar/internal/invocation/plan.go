@@ -113,6 +113,9 @@ type Request struct {
 	// selection; with Examples it runs after them, in the same invocation
 	// and journal.
 	Input *string
+	// Baseline, when set, sends its instructions instead of the file's
+	// (a comparison's baseline; Test only).
+	Baseline *Baseline
 }
 
 // Plan is everything decided before anything is created or sent. A refused
@@ -126,7 +129,10 @@ type Plan struct {
 	Selected           []agentfile.Example
 	// Subset: the request selected examples or gave ad-hoc input.
 	Subset bool
-	AdHoc  *string
+	// Baseline is the request's baseline, when it has one: Agent then
+	// holds its instructions and revision.
+	Baseline *Baseline
+	AdHoc    *string
 	// Routes is set once the plan is complete.
 	Routes *Routes
 	// tools is kmx.yaml's frozen settings and each example's tool set.
@@ -200,6 +206,16 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 	}
 	if res.State != agentfile.Valid {
 		return plan, fileRefusal(req.Path, res)
+	}
+	if b := req.Baseline; b != nil {
+		if req.Input != nil {
+			return plan, Refuse("compare the file's examples with a baseline, without --input", "a baseline runs the file's examples, not an ad-hoc input")
+		}
+		// A copy: the parse may be shared (the editor's), and only this
+		// plan sends the baseline's instructions.
+		a := *plan.Agent
+		a.Instructions, a.Revision = b.Instructions, b.Revision
+		plan.Agent, plan.Baseline = &a, b
 	}
 	if req.Input != nil {
 		if err := checkAdHoc(*req.Input); err != nil {

@@ -16,6 +16,12 @@ type RunResult struct {
 	// SourceRun is set on a re-grade: the run whose journaled answers were
 	// graded.
 	SourceRun string `json:"sourceRun,omitempty"`
+	// Baseline is set on a comparison's baseline (kmx test --baseline):
+	// where the instructions its turns sent came from.
+	Baseline *ResultBaseline `json:"baseline,omitempty"`
+	// Comparison is set on each run of a comparison (kmx test --model A
+	// --model B, or --baseline): the runs sharing its ID are its columns.
+	Comparison *ResultComparison `json:"comparison,omitempty"`
 	// Trials is how many times each example ran (1 for a plain Test).
 	Trials int `json:"trials"`
 	// AgentCalls counts the agent model calls this run sent (a re-grade
@@ -48,4 +54,22 @@ type ResultJudge struct {
 	Rubric    string        `json:"rubric"`
 	Model     ModelIdentity `json:"model"`
 	Threshold int           `json:"threshold"`
+}
+
+// ResultBaseline is where a baseline run's instructions came from: the
+// revision as given ("none": empty instructions), the commit it resolved
+// to and the agent file's path in the repository there.
+type ResultBaseline struct {
+	Rev    string `json:"rev"`
+	Commit string `json:"commit,omitempty"`
+	Path   string `json:"path,omitempty"`
+}
+
+// ResultComparison places a run in its comparison: the comparison's ID
+// (the same in every run of it), this run's column (1-based) and how many
+// columns it has.
+type ResultComparison struct {
+	ID      string `json:"id"`
+	Column  int    `json:"column"`
+	Columns int    `json:"columns"`
 }

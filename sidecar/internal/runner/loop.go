@@ -81,7 +81,12 @@ func (l *loop) run(ctx context.Context) {
 	if workers <= 0 {
 		workers = invocation.DefaultConcurrency
 	}
-	l.slots = make(chan struct{}, workers)
+	if p := l.opts.Pool; p != nil {
+		// Shared with the other invocations of a comparison.
+		workers, l.slots = p.Size(), p.slots
+	} else {
+		l.slots = make(chan struct{}, workers)
+	}
 	var wg sync.WaitGroup
 	for range min(workers, jobs) {
 		wg.Go(func() {

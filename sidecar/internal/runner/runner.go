@@ -53,6 +53,13 @@ type Options struct {
 	// returned executor's results are reported with its own Journaled flag;
 	// a re-grade needs the Sessions executor and is refused with it.
 	NewExecutor func(j *journal.Journal, p *invocation.Plan) (Executor, func(), error)
+	// Comparison, when set, is recorded in the run's result: the run is
+	// one column of a comparison (kmx journal diff RUN finds the others).
+	Comparison *journal.ResultComparison
+	// Pool, when set, is shared with other invocations running at the same
+	// time (a comparison's models and baseline): its slots bound the turns
+	// in flight of them all, instead of Concurrency bounding this one's.
+	Pool *Pool
 	// CaptureAsEdit returns a capture as an edit (Report.Capture.Edits)
 	// instead of writing the file: the editor applies it as one undoable
 	// WorkspaceEdit. The CLI and MCP leave it false and the file is edited.
@@ -155,6 +162,11 @@ func describe(rep *Report, plan *invocation.Plan) {
 // report.
 const withheld = "(withheld: holds the endpoint credential)"
 
+// CommandBaseline is the journaled command of a comparison's baseline
+// (kmx test --baseline): a Test of the file's examples on other
+// instructions.
+const CommandBaseline = "baseline"
+
 // execute opens the journal, runs every selected example and fills rep.
 func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invocation.Plan, rep *Report) error {
 	bound := opts.InvocationBound
@@ -184,11 +196,18 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 			return err
 		}
 	}
+	command := string(mode)
+	if plan.Baseline != nil {
+		// Journaled as what it is: a baseline is never the file's last
+		// test run (the editor's re-grade lens skips it, and a re-grade
+		// refuses it as a source).
+		command = CommandBaseline
+	}
 	j, err := journal.Create(ctx, dir, journal.RunMeta{
 		KmxVersion:    opts.Version,
 		AgentID:       plan.Agent.ID,
 		AgentRevision: plan.Agent.Revision,
-		Command:       string(mode),
+		Command:       command,
 		Label:         Label,
 	})
 	if err != nil {
@@ -245,7 +264,12 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 		// A result that cannot be recorded leaves the run without verdicts
 		// in its journal (kmx journal diff then says so); it does not
 		// change them.
-		_ = writeResult(ctx, j, plan, rep, journal.RunResult{SourceRun: opts.FromRun, Trials: trialsOf(opts), AgentCalls: int(counter.agent.Load()), JudgeCalls: int(counter.judge.Load())})
+		res := journal.RunResult{SourceRun: opts.FromRun, Trials: trialsOf(opts), AgentCalls: int(counter.agent.Load()), JudgeCalls: int(counter.judge.Load())}
+		if b := plan.Baseline; b != nil {
+			res.Baseline = &journal.ResultBaseline{Rev: b.Rev, Commit: b.Commit, Path: b.Path}
+		}
+		res.Comparison = opts.Comparison
+		_ = writeResult(ctx, j, plan, rep, res)
 	}
 
 	status := journal.StatusFinished
@@ -263,15 +287,16 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 	rep.JournalPath = j.Path()
 	rep.Journaled = l.journaled()
 	rep.Verdict = fileVerdict(rep.Examples)
-	// Run, a passing Test, cancellation and execution failure keep no
-	// failure record.
-	if mode == invocation.ModeTest && rep.Verdict != VerdictPass && status == journal.StatusFinished && !l.execFailed {
+	// Run, a passing Test, a baseline, cancellation and execution failure
+	// keep no failure record: Explain is about the file as it is.
+	if mode == invocation.ModeTest && plan.Baseline == nil && rep.Verdict != VerdictPass && status == journal.StatusFinished && !l.execFailed {
 		rep.Retention = retain(root, plan, rep)
 	}
 	// A pending recording a live call answered is captured only now, from
 	// the finalized journal. A capture that was due and not saved
 	// withholds full success: the file verdict is then not a pass.
-	if status == journal.StatusFinished {
+	// A baseline's answers never go into the current file.
+	if status == journal.StatusFinished && plan.Baseline == nil {
 		rep.Capture = capture(ctx, opts, plan, rep, dir)
 		if c := rep.Capture; c != nil && (c.Status == CaptureRefused || c.Status == CaptureFailed) && rep.Verdict == VerdictPass {
 			rep.Verdict = VerdictUnknown
