@@ -660,6 +660,14 @@ export interface DiffRun {
   verdicts: boolean;
   sourceRun?: string;
   trials?: number;
+  baseline?: ResultBaseline;
+}
+
+/** Go: journal.ResultBaseline */
+export interface ResultBaseline {
+  rev: string;
+  commit?: string;
+  path?: string;
 }
 
 /** Go: readback.DiffSummary */

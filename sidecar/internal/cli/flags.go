@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
@@ -97,7 +98,10 @@ func isHelp(args []string) bool {
 // routeFlags are the model-route settings every executing command takes.
 type routeFlags struct {
 	model, endpoint, keyEnv, judgeEndpoint, judgeKeyEnv string
-	concurrency                                         concurrencyFlag
+	// models is every --model given, in order (kmx test compares them);
+	// model is the last.
+	models      []string
+	concurrency concurrencyFlag
 	// toolBindings is the --tool-bindings file path (run, test, mcp).
 	toolBindings string
 }
@@ -128,7 +132,11 @@ func readToolBinding(cmd string, rf routeFlags) (*localtools.Binding, error) {
 }
 
 func (r *routeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.model, "model", "", "`NAME` of a model to use instead of the file's (\"fake\" for the deterministic fake model)")
+	usage := "`NAME` of a model to use instead of the file's (\"fake\" for the deterministic fake model)"
+	if fs.Name() == "test" {
+		usage += "; repeat it to compare models, each its own run"
+	}
+	fs.Var(&modelFlag{r: r, cmd: fs.Name()}, "model", usage)
 	fs.Var(&routeSetting{p: &r.endpoint, what: "the endpoint URL", next: "give an OpenAI-compatible base URL, for example http://127.0.0.1:11434/v1, or drop the flag"},
 		"endpoint", "OpenAI-compatible base `URL` (HTTPS, or http://127.0.0.1 / http://[::1])")
 	fs.Var(&routeSetting{p: &r.keyEnv, what: "the credential variable name", next: "name the environment variable that holds the credential (for example OPENAI_API_KEY), or drop --key-env for an endpoint that needs none"},
@@ -191,4 +199,30 @@ func worstExit(errs []error) error {
 		}
 	}
 	return worst
+}
+
+// modelFlag is --model: once for every command, repeatable for kmx test
+// (a comparison of the models, each its own invocation).
+type modelFlag struct {
+	r   *routeFlags
+	cmd string
+}
+
+func (m *modelFlag) String() string {
+	if m == nil || m.r == nil {
+		return ""
+	}
+	return m.r.model
+}
+
+func (m *modelFlag) Set(v string) error {
+	if len(m.r.models) > 0 && m.cmd != "test" {
+		return fmt.Errorf("kmx %s takes one --model; compare models with kmx test FILE --model A --model B", m.cmd)
+	}
+	if slices.Contains(m.r.models, v) {
+		return fmt.Errorf("this model is named twice; name each model once")
+	}
+	m.r.model = v
+	m.r.models = append(m.r.models, v)
+	return nil
 }

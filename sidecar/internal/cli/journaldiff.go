@@ -9,7 +9,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
-const journalDiffUsage = "kmx journal diff RUN_A RUN_B [--json]"
+const journalDiffUsage = "kmx journal diff RUN_A RUN_B | RUN_OF_A_COMPARISON [--json]"
 
 // runJournalDiff compares two retained runs, offline: both are replayed
 // with zero model calls and nothing is judged. Exit 0 when every example is
@@ -22,14 +22,17 @@ func runJournalDiff(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 {
-		return usagef(journalDiffUsage, "kmx journal diff: name two runs, the older first (kmx journal list shows them)")
+	if len(pos) != 1 && len(pos) != 2 {
+		return usagef(journalDiffUsage, "kmx journal diff: name two runs, the older first, or one run of a comparison (kmx journal list shows them)")
 	}
 	const cmd = "kmx journal diff"
 	if err := checkRunIDs(cmd, pos...); err != nil {
 		return err
 	}
 	none := &RefusalError{Msg: cmd + ": there are no retained runs: no run has been journaled in this state folder yet", Next: "run kmx test FILE twice first"}
+	if len(pos) == 1 {
+		return runComparisonDiff(ctx, env, cmd, none, pos[0], asJSON)
+	}
 	d, err := replayJournal(ctx, env, cmd, none, func(ctx context.Context, dir string) (*readback.RunDiff, error) {
 		return readback.Diff(ctx, dir, pos[0], pos[1])
 	})
@@ -56,6 +59,10 @@ func printDiff(w io.Writer, d *readback.RunDiff) {
 		switch {
 		case r.SourceRun != "":
 			fmt.Fprintf(w, " · re-grade of %s", r.SourceRun)
+		case r.Baseline != nil && r.Baseline.Commit != "":
+			fmt.Fprintf(w, " · instructions at %s (commit %s)", clean(r.Baseline.Rev), short(r.Baseline.Commit))
+		case r.Baseline != nil:
+			fmt.Fprint(w, " · no instructions (baseline none)")
 		case !r.Verdicts:
 			fmt.Fprint(w, " · no verdicts recorded: answers only")
 		}
@@ -116,4 +123,39 @@ func short(rev string) string {
 		return rev[:12] + "…"
 	}
 	return rev
+}
+
+// runComparisonDiff reads back the comparison run belongs to: its first
+// column against each other one, answers side by side, offline.
+func runComparisonDiff(ctx context.Context, env Env, cmd string, none *RefusalError, run string, asJSON bool) error {
+	d, err := replayJournal(ctx, env, cmd, none, func(ctx context.Context, dir string) (*readback.ComparisonDiff, error) {
+		return readback.DiffComparison(ctx, dir, run)
+	})
+	if err != nil {
+		return err
+	}
+	err = showReplay(env, asJSON, d, func(w io.Writer) {
+		kept := 0
+		for _, r := range d.Runs {
+			if r != "" {
+				kept++
+			}
+		}
+		fmt.Fprintf(w, "comparison %s: %d of %d runs retained\n", d.ID, kept, d.Columns)
+		for i, rd := range d.Diffs {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			printDiff(w, rd)
+		}
+	}, d.LiveCalls)
+	if err != nil {
+		return err
+	}
+	for _, rd := range d.Diffs {
+		if rd.Summary.Changed+rd.Summary.OnlyA+rd.Summary.OnlyB > 0 {
+			return &FailureError{Msg: "runs differ"}
+		}
+	}
+	return nil
 }

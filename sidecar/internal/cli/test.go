@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
-const testUsage = "kmx test FILE|FOLDER... [--shard K/N] [--example ID]... [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--trials N | --from RUN] [--json] [--junit PATH]"
+const testUsage = "kmx test FILE|FOLDER... [--shard K/N] [--example ID]... [--model NAME]... [--baseline REV|none] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--trials N | --from RUN] [--json | --format text|json|markdown] [--junit PATH]"
 
 // TestFilesSchema versions the combined JSON of kmx test over several files.
 const TestFilesSchema = "kmx.test.files/v1"
@@ -31,6 +32,14 @@ type testFlags struct {
 	from     string
 	asJSON   bool
 	binding  *localtools.Binding
+	// markdown is --format markdown: the pull-request summary, written
+	// once everything ran.
+	markdown bool
+	// baseline is --baseline REV|none (a comparison).
+	baseline optionalString
+	// client carries compatible-route requests when set (tests: one that
+	// trusts their TLS endpoint); nil dials directly.
+	client *http.Client
 }
 
 func runTest(ctx context.Context, env Env, args []string) error {
@@ -42,6 +51,7 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	var tf testFlags
 	var junit, from, shard string
 	var trials trialsFlag
+	var format formatFlag
 	fs.Var(&examples, "example", "example `ID` to test (repeatable); default all")
 	fs.BoolVar(&tf.asJSON, "json", false, "print the safe JSON report (one per file, combined, for several files)")
 	fs.StringVar(&junit, "junit", "", "also write a JUnit XML report to `PATH` (a testsuite per file)")
@@ -51,6 +61,8 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	tf.rf.registerToolBindings(fs)
 	fs.Var(&trials, "trials", fmt.Sprintf("run each example `N` times (1 to %d), each in a fresh Session; mixed outcomes are flaky", runner.MaxTrials))
 	fs.StringVar(&from, "from", "", "re-grade: evaluate the current assertions against the answers journaled by `RUN`, with zero agent model calls")
+	fs.Var(&tf.baseline, "baseline", "compare with the agent file's instructions at git revision `REV` (read with git, never checked out), or none for empty instructions")
+	fs.Var(&format, "format", "output `FORMAT`: text, json (as --json) or markdown (a pull-request summary: IDs and verdicts only)")
 	pos, err := parseInterspersed(fs, args, testUsage)
 	if err != nil {
 		return err
@@ -61,6 +73,9 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	}
 	if from != "" && trials.n > 1 {
 		return usagef(testUsage, "kmx test: %s; %s", runner.TrialsWithRegrade, runner.TrialsWithRegradeNext)
+	}
+	if err := tf.setFormat(format.v, set, from); err != nil {
+		return err
 	}
 	tf.examples, tf.trials, tf.from = examples, trials.n, from
 	if tf.binding, err = readToolBinding("test", tf.rf); err != nil {
@@ -74,6 +89,9 @@ func runTest(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 	}
+	if tf.comparing() {
+		return runCompare(ctx, env, tf, set.paths[0], sources[0], junit)
+	}
 	asJSON := tf.asJSON
 	if !set.many {
 		rep, runErr := testOne(ctx, env, tf, set.paths[0], sources[0])
@@ -81,6 +99,9 @@ func runTest(ctx context.Context, env Env, args []string) error {
 			if err := writeJUnit(junit, []*runner.Report{rep}); err != nil {
 				return err
 			}
+		}
+		if tf.markdown {
+			return finishMarkdown(env, []*runner.Report{rep}, []error{runErr})
 		}
 		return finish(env, rep, runErr, asJSON)
 	}
@@ -103,7 +124,11 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	if !asJSON && len(set.paths) == 0 {
 		fmt.Fprintf(env.Stdout, "kmx test: shard %s holds none of the files\n", shard)
 	}
-	if asJSON {
+	if tf.markdown {
+		if err := writeReportsMarkdown(env, reps); err != nil {
+			return err
+		}
+	} else if asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		if reps == nil {

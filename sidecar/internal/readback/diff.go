@@ -48,6 +48,9 @@ type DiffRun struct {
 	SourceRun string `json:"sourceRun,omitempty"`
 	// Trials is how many times the run ran each example (0: not recorded).
 	Trials int `json:"trials,omitempty"`
+	// Baseline is set when the run was a comparison's baseline: where its
+	// instructions came from.
+	Baseline *journal.ResultBaseline `json:"baseline,omitempty"`
 }
 
 // DiffSummary counts the examples by status.
@@ -142,7 +145,7 @@ func Diff(ctx context.Context, dir, a, b string) (*RunDiff, error) {
 func diffRun(in *Inspection, r *journal.RunResult) DiffRun {
 	dr := DiffRun{InspectedRun: in.Run}
 	if r != nil {
-		dr.Verdicts, dr.SourceRun, dr.Trials = true, r.SourceRun, r.Trials
+		dr.Verdicts, dr.SourceRun, dr.Trials, dr.Baseline = true, r.SourceRun, r.Trials, r.Baseline
 	}
 	return dr
 }
