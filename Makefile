@@ -73,7 +73,7 @@ staticcheck: $(TOOLS)/staticcheck
 
 ## proto: regenerate the committed gRPC code from shared/proto.
 proto: tools
-	@bash scripts/genproto.sh sidecar/internal/sessions/sessionspb
+	@bash scripts/genproto.sh sidecar/internal/sessionspb
 
 node_modules: package.json package-lock.json
 	npm ci --loglevel=error

@@ -20,7 +20,8 @@ cat > "$out/doc.go" <<'DOC'
 
 // Package sessionspb is the Go code generated from
 // shared/proto/kmx/sessions/v1/sessions.proto: the Sessions and Harness
-// services kmx serves in memory, over bufconn, for each run. Regenerate it
-// with `make proto`; never edit it by hand.
+// services kmx serves in memory, over bufconn, for each run. It sits below
+// both: sessions serves Sessions and calls Harness, harness serves Harness.
+// Regenerate it with `make proto`; never edit it by hand.
 package sessionspb
 DOC

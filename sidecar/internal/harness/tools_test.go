@@ -9,7 +9,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
-	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
 
 // scriptedToolModel answers send k with replies[k-1] and counts its calls.

@@ -9,7 +9,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
-	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
 
 // Turn is one unit of execution: an agent example or one judge sample.
@@ -72,6 +72,9 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 	var out Outcome
 	ended := false
 	var broken error // the service broke the contract: never a cancellation
+	// The turn crosses the first in-memory gRPC listener here, runner to
+	// Sessions (docs/architecture.md); Sessions sends it on to the harness
+	// over the second (sessions.service.openTurn).
 	err := e.emb.Execute(ctx, &sessionspb.ExecuteRequest{
 		Session: &sessionspb.CreateSessionRequest{
 			Purpose:   t.Purpose,

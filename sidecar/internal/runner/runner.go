@@ -13,7 +13,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
-	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 	"github.com/kmxdev/kmx/sidecar/internal/version"
 )

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
-	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
 
 // turnsPerRun is how many examples one benchmark journal holds before a

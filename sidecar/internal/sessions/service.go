@@ -16,7 +16,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
 
 // detachedWriteTimeout bounds a record written after the caller may have
@@ -376,6 +376,8 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		}
 		return terminal{TurnTerminal: journal.TurnTerminal{Turn: turn, State: journal.StateFailed, Error: text}}
 	}
+	// The turn crosses the second in-memory gRPC listener here, Sessions to
+	// the harness (docs/architecture.md), which calls the route.
 	open, err = s.openTurn(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: sess.id, Harness: sess.harness, Purpose: sess.purpose, Turn: int32(turn),
 		Model:        &sessionspb.ModelIdentity{Route: sess.model.Route, Model: sess.model.Model},

@@ -14,7 +14,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
-	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
 
 const fakeInstructions = "You draft release notes.\nReply with exactly `Release notes:` followed by the input"

@@ -12,7 +12,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/journal/journaltest"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
-	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
 
 // finishedTurn runs one completed turn on the fake model, finishes the run

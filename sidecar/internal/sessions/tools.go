@@ -3,7 +3,7 @@ package sessions
 import (
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
 
 // trace checks, in arrival order, the records a turn writes between

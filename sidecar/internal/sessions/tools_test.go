@@ -9,7 +9,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/journal/journaltest"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
-	"github.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
 
 // finishedToolTurn runs one fake-model tool turn whose one call is answered

@@ -1862,7 +1862,7 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"VerifyTurn\x12\".kmx.sessions.v1.VerifyTurnRequest\x1a#.kmx.sessions.v1.VerifyTurnResponse\x12M\n" +
 	"\aExecute\x12\x1f.kmx.sessions.v1.ExecuteRequest\x1a\x1d.kmx.sessions.v1.ExecuteEvent(\x010\x012S\n" +
 	"\aHarness\x12H\n" +
-	"\x04Turn\x12\x1d.kmx.sessions.v1.HarnessInput\x1a\x1d.kmx.sessions.v1.HarnessEvent(\x010\x01BGZEgithub.com/kmxdev/kmx/sidecar/internal/sessions/sessionspb;sessionspbb\x06proto3"
+	"\x04Turn\x12\x1d.kmx.sessions.v1.HarnessInput\x1a\x1d.kmx.sessions.v1.HarnessEvent(\x010\x01B>Z<github.com/kmxdev/kmx/sidecar/internal/sessionspb;sessionspbb\x06proto3"
 
 var (
 	file_kmx_sessions_v1_sessions_proto_rawDescOnce sync.Once

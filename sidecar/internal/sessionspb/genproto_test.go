@@ -1,4 +1,4 @@
-package sessions
+package sessionspb_test
 
 import (
 	"bytes"
@@ -15,7 +15,8 @@ import (
 // TestGeneratedCodeIsCurrent regenerates the Sessions contract into a
 // temporary folder with the same script `make proto` uses and requires the
 // committed sessionspb to match byte for byte, so an edited .proto can never
-// ship with stale Go.
+// ship with stale Go. This test file is the folder's only hand-written file
+// and is left out of the comparison.
 func TestGeneratedCodeIsCurrent(t *testing.T) {
 	root := testutil.ModuleRoot(t)
 	t.Setenv("PATH", filepath.Join(root, ".tools", "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -39,7 +40,7 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/genproto.sh: %v\n%s", err, b)
 	}
-	committed := filepath.Join(root, "sidecar", "internal", "sessions", "sessionspb")
+	committed := filepath.Join(root, "sidecar", "internal", "sessionspb")
 	want, got := goFiles(t, out), goFiles(t, committed)
 	if strings.Join(want, ",") != strings.Join(got, ",") {
 		t.Fatalf("sessionspb holds %v, generation gives %v: run `make proto`", got, want)
@@ -67,7 +68,7 @@ func goFiles(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".go") {
+		if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
 			names = append(names, e.Name())
 		}
 	}
