@@ -14,7 +14,7 @@ import (
 // Bounds of the kmx-local-tools-v1 harness (SPEC §9).
 const (
 	// MaxCalls is the largest batch the model's first response may request.
-	MaxCalls = 5
+	MaxCalls = route.MaxToolCalls
 	// MaxModelSends is the number of agent model sends a tool turn may make.
 	MaxModelSends = 2
 	// MaxArgumentBytes bounds one call's arguments (JSON text).

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -216,21 +215,12 @@ func (c *CompatibleModel) Complete(ctx context.Context, req Request) (Completion
 		return Completion{}, configErr("model", "the request has no messages",
 			"build the request with route.ChatRequest")
 	}
-	if req.HasTools() {
-		return Completion{}, configErr("tools", "tools are not offered on the compatible route yet",
-			"run a tool-declaring agent on the fake model (--model fake), or remove its tools")
-	}
-	if c.ContainsCredential(req.Model) {
+	if c.requestHoldsCredential(req) {
 		return Completion{}, replyErr(ClassRequestCredential, "")
 	}
-	for _, m := range req.Messages {
-		if c.ContainsCredential(m.Content) || c.ContainsCredential(m.Role) {
-			return Completion{}, replyErr(ClassRequestCredential, "")
-		}
-	}
-	body, err := json.Marshal(wireRequest{Model: req.Model, Messages: req.Messages, Stream: false})
+	body, err := CompatibleBody(req)
 	if err != nil {
-		return Completion{}, replyErr(ClassRequestTooLarge, "the request could not be encoded as JSON")
+		return Completion{}, err
 	}
 	if len(body) > MaxBodyBytes {
 		return Completion{}, replyErr(ClassRequestTooLarge, "")
@@ -266,14 +256,54 @@ func (c *CompatibleModel) Complete(ctx context.Context, req Request) (Completion
 	if c.credential != "" && c.ContainsCredential(string(raw)) {
 		return Completion{}, replyErr(ClassCredential, "")
 	}
-	comp, err := DecodeReply(raw, req.Model)
+	var comp Completion
+	if req.HasTools() {
+		comp, err = DecodeToolReply(raw, req.Model, req.Tools, req.afterResults())
+	} else {
+		comp, err = DecodeReply(raw, req.Model)
+	}
 	if err != nil {
 		return Completion{}, err
 	}
 	if c.ContainsCredential(comp.Text) || c.ContainsCredential(comp.Model) {
 		return Completion{}, replyErr(ClassCredential, "")
 	}
+	for _, tc := range comp.ToolCalls {
+		// The arguments are JSON inside a JSON string: a copy escaped
+		// twice is only visible once decoded.
+		if c.ContainsCredential(tc.ID) || c.ContainsCredential(tc.Name) || c.ContainsCredential(tc.Arguments) {
+			return Completion{}, replyErr(ClassCredential, "")
+		}
+	}
 	return comp, nil
+}
+
+// requestHoldsCredential reports the route's credential anywhere in req:
+// the model name, a message (role, text, tool calls, the call it answers)
+// or an offered tool's definition.
+func (c *CompatibleModel) requestHoldsCredential(req Request) bool {
+	if c.credential == "" {
+		return false
+	}
+	if c.ContainsCredential(req.Model) {
+		return true
+	}
+	for _, m := range req.Messages {
+		if c.ContainsCredential(m.Content) || c.ContainsCredential(m.Role) || c.ContainsCredential(m.ToolCallID) {
+			return true
+		}
+		for _, tc := range m.ToolCalls {
+			if c.ContainsCredential(tc.ID) || c.ContainsCredential(tc.Name) || c.ContainsCredential(tc.Arguments) {
+				return true
+			}
+		}
+	}
+	for _, d := range req.Tools {
+		if c.ContainsCredential(d.Name) || c.ContainsCredential(d.Description) || c.ContainsCredential(d.Parameters) {
+			return true
+		}
+	}
+	return false
 }
 
 // readCapped reads r to its end or to one byte past MaxBodyBytes, whichever

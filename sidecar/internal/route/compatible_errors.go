@@ -11,7 +11,8 @@ import (
 // wrong and Next what to change; neither ever holds a credential value or the
 // endpoint text (which could carry one).
 type ConfigError struct {
-	// Field names what was refused: "endpoint", "key-env" or "model".
+	// Field names what was refused: "endpoint", "key-env", "model" or
+	// "tools".
 	Field string
 	Msg   string
 	Next  string
@@ -60,9 +61,24 @@ const (
 	// ClassDuplicateKey: an object repeats a key, exactly or as a
 	// case-insensitive alias, at any depth.
 	ClassDuplicateKey ReplyClass = "duplicate-key"
-	// ClassToolCall: the reply carries a tool or function call (any key
-	// spelling, or finish_reason tool_calls/function_call).
+	// ClassToolCall: the reply carries a tool or function call where none
+	// may be: on the tool-free path (any key spelling, or finish_reason
+	// tool_calls/function_call), or on the tool path in any form but the
+	// first choice's message.tool_calls.
 	ClassToolCall ReplyClass = "tool-call"
+	// ClassToolRound: the reply to the send after the tool results requests
+	// tools again; the final response must be text.
+	ClassToolRound ReplyClass = "tool-round"
+	// ClassToolBatch: the tool call batch is malformed: not a list, over
+	// five calls, a call that is not {id, type "function", function
+	// {name, arguments}}, a missing or repeated call ID, or finish_reason
+	// tool_calls with no call.
+	ClassToolBatch ReplyClass = "tool-batch"
+	// ClassToolName: a call names a tool the request did not offer.
+	ClassToolName ReplyClass = "tool-name"
+	// ClassToolArguments: a call's arguments are not a string holding one
+	// JSON object, or repeat a key in it (exactly or as an alias).
+	ClassToolArguments ReplyClass = "tool-arguments"
 	// ClassErrorObject: the reply (status 200) carries a top-level error
 	// object, with or without an answer beside it.
 	ClassErrorObject ReplyClass = "error-object"
@@ -110,7 +126,15 @@ func (c ReplyClass) text() string {
 	case ClassDuplicateKey:
 		return "the reply repeats a key in one object (exactly or as a case-insensitive alias)"
 	case ClassToolCall:
-		return "the reply carries a tool call, which the tool-free path does not execute"
+		return "the reply carries a tool call where none may be (no tools were offered, or it is not in the first choice's message.tool_calls)"
+	case ClassToolRound:
+		return "the reply to the send after the tool results requests tools again; the final response must be text"
+	case ClassToolBatch:
+		return "the reply's tool call batch is malformed"
+	case ClassToolName:
+		return "the reply calls a tool that was not offered"
+	case ClassToolArguments:
+		return "the reply's tool call arguments are not a string holding one JSON object"
 	case ClassErrorObject:
 		return "the endpoint answered 200 but its reply carries an error object, so it is not a clean answer"
 	case ClassRefusal:

@@ -37,7 +37,7 @@ func DecodeReply(body []byte, wantModel string) (Completion, error) {
 		return Completion{}, replyErr(ClassMalformed, "the body is not valid UTF-8")
 	}
 	var w replyWalk
-	w.init(body)
+	w.init(body, walkReply)
 	if err := w.walk(); err != nil {
 		return Completion{}, err
 	}
@@ -109,17 +109,19 @@ const (
 	fieldMessage
 	fieldRole
 	fieldContent
+	fieldToolCalls
 )
 
 // frameRole says which of the objects kmx reads fields from a container is.
 type frameRole uint8
 
 const (
-	roleOther   frameRole = iota
-	roleTop               // the reply object
-	roleChoices           // the reply's "choices" array
-	roleChoice            // that array's first element
-	roleMessage           // that element's "message" object
+	roleOther     frameRole = iota
+	roleTop                 // the reply object
+	roleChoices             // the reply's "choices" array
+	roleChoice              // that array's first element
+	roleMessage             // that element's "message" object
+	roleToolCalls           // that message's "tool_calls" array (tool path)
 )
 
 // value is what the walk noted about one field kmx reads: the kind of its
@@ -155,6 +157,9 @@ type replyFields struct {
 	message      value
 	role         value
 	content      value
+	// toolCalls is the message's tool_calls value on the tool path; for an
+	// array, end is just past its ']'.
+	toolCalls value
 }
 
 // completion applies the reply rules, in the order and with the wording
@@ -236,6 +241,7 @@ type replyWalk struct {
 	body   []byte
 	pos    int
 	state  tokenState
+	mode   walkMode
 	fields replyFields
 
 	containers  [maxReplyDepth + 2]bool
@@ -249,9 +255,26 @@ type replyWalk struct {
 	nKeys    int
 }
 
-func (w *replyWalk) init(body []byte) {
+func (w *replyWalk) init(body []byte, mode walkMode) {
 	w.body = body
+	w.mode = mode
 }
+
+// walkMode is what a walk checks besides the grammar and repeated keys.
+type walkMode uint8
+
+const (
+	// walkReply: a tool-free reply. A tool or function call anywhere, a
+	// refusal or a top-level error refuses it.
+	walkReply walkMode = iota
+	// walkToolReply: a reply on the tool path. As walkReply, except that the
+	// first choice's message may carry "tool_calls" (that exact key), whose
+	// value is walked like any other and checked afterwards.
+	walkToolReply
+	// walkPlain: any JSON object (a tool call's arguments): only the
+	// grammar, the depth and repeated or aliased keys are checked.
+	walkPlain
+)
 
 // keyAt returns the i-th open key.
 func (w *replyWalk) keyAt(i int) *walkKey {
@@ -554,6 +577,9 @@ func (w *replyWalk) walk() error {
 		return replyErr(ClassMalformed, "the body is not a JSON object")
 	}
 	w.frames[0] = walkFrame{object: true, wantKey: true, role: roleTop}
+	if w.mode == walkPlain {
+		w.frames[0].role = roleOther
+	}
 	w.nFrames = 1
 	for w.nFrames > 0 {
 		tok, err := w.next()
@@ -576,6 +602,7 @@ func (w *replyWalk) walk() error {
 			if w.nFrames >= maxReplyDepth {
 				return replyErr(ClassMalformed, "the JSON is nested too deeply")
 			}
+			tok.start = w.pos - 1 // the '{' or '[' next just consumed
 			role := w.note(top, tok)
 			w.frames[w.nFrames] = walkFrame{
 				object: tok.kind == tokObjectOpen, wantKey: tok.kind == tokObjectOpen,
@@ -603,6 +630,9 @@ func (w *replyWalk) pop() {
 	f := &w.frames[w.nFrames-1]
 	if f.object {
 		w.nKeys = f.keysFrom
+	}
+	if f.role == roleToolCalls {
+		w.fields.toolCalls.end = w.pos
 	}
 	w.nFrames--
 	w.valueDone()
@@ -656,6 +686,11 @@ func (w *replyWalk) note(top *walkFrame, tok token) frameRole {
 			f.role = v
 		case fieldContent:
 			f.content = v
+		case fieldToolCalls:
+			f.toolCalls = v
+			if v.kind == tokArrayOpen {
+				return roleToolCalls
+			}
 		}
 	}
 	return roleOther
@@ -675,6 +710,9 @@ func (w *replyWalk) key(top *walkFrame, tok token) error {
 	}
 	top.wantKey = false
 	top.field = fieldOf(name)
+	if w.mode == walkPlain {
+		return nil
+	}
 
 	var tool, refusal, isError bool
 	var buf [64]byte
@@ -699,6 +737,9 @@ func (w *replyWalk) key(top *walkFrame, tok token) error {
 	}
 	var err error
 	switch {
+	case tool && w.mode == walkToolReply && top.role == roleMessage && top.field == fieldToolCalls:
+		// The one place a tool call may be: walked on like any value.
+		return nil
 	case tool:
 		err = w.noCall()
 	case refusal:
@@ -796,6 +837,8 @@ func fieldOf(name []byte) fieldID {
 		return fieldRole
 	case "content":
 		return fieldContent
+	case "tool_calls":
+		return fieldToolCalls
 	}
 	return fieldOther
 }

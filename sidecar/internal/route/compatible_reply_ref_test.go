@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"unicode"
@@ -106,12 +107,37 @@ type refFrame struct {
 	object  bool
 	wantKey bool                // in an object: the next token is a key or '}'
 	keys    map[string]struct{} // folded keys seen in this object
+	// path is where the container is: "k:" and an object key, or "i:N"
+	// for the N-th element of an array (so no key can pose as an index).
+	path []string
+	key  string // in an object: the key whose value comes next
+	n    int    // in an array: the elements seen so far
 }
 
 // refWalkReply validates the whole body on encoding/json's token stream: one
 // UTF-8 JSON object, nothing after it, no repeated or aliased key at any
 // depth, no tool call and no refusal anywhere.
-func refWalkReply(body []byte) error {
+func refWalkReply(body []byte) error { return refWalk(body, refModeReply) }
+
+// Reference walk modes: the tool-free reply, a reply on the tool path
+// (message.tool_calls of the first choice allowed), and a plain object
+// (a tool call's arguments: grammar, depth and repeated keys only).
+const (
+	refModeReply = iota
+	refModeTools
+	refModePlain
+)
+
+// refChild is the path of a container opened in top.
+func refChild(top *refFrame) []string {
+	step := "k:" + top.key
+	if !top.object {
+		step = fmt.Sprintf("i:%d", top.n)
+	}
+	return append(append([]string(nil), top.path...), step)
+}
+
+func refWalk(body []byte, mode int) error {
 	if !utf8.Valid(body) {
 		return replyErr(ClassMalformed, "the body is not valid UTF-8")
 	}
@@ -125,10 +151,15 @@ func refWalkReply(body []byte) error {
 		return replyErr(ClassMalformed, "the body is not a JSON object")
 	}
 	stack := []*refFrame{{object: true, wantKey: true, keys: map[string]struct{}{}}}
-	// valueDone marks the end of a value: its parent object wants a key next.
+	// valueDone marks the end of a value: its parent object wants a key
+	// next, or its parent array has one more element.
 	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].object {
-			stack[n-1].wantKey = true
+		if n := len(stack); n > 0 {
+			if stack[n-1].object {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].n++
+			}
 		}
 	}
 	for len(stack) > 0 {
@@ -150,7 +181,13 @@ func refWalkReply(body []byte) error {
 			}
 			top.keys[folded] = struct{}{}
 			top.wantKey = false
+			top.key = key
+			if mode == refModePlain {
+				continue
+			}
 			switch norm := refNormKey(key); {
+			case mode == refModeTools && key == "tool_calls" && len(top.path) == 3 && top.path[0] == "k:choices" && top.path[1] == "i:0" && top.path[2] == "k:message":
+				// The one place a tool call may be: walked like any value.
 			case refIsToolKey(norm):
 				if err := refNoCall(dec); err != nil {
 					return err
@@ -181,7 +218,7 @@ func refWalkReply(body []byte) error {
 			if len(stack) >= refMaxReplyDepth {
 				return replyErr(ClassMalformed, "the JSON is nested too deeply")
 			}
-			stack = append(stack, &refFrame{object: d == '{', wantKey: d == '{', keys: map[string]struct{}{}})
+			stack = append(stack, &refFrame{object: d == '{', wantKey: d == '{', keys: map[string]struct{}{}, path: refChild(top)})
 		default: // ']' (and '}' is handled above)
 			stack = stack[:len(stack)-1]
 			valueDone()
@@ -296,4 +333,127 @@ func refSmallestFold(r rune) rune {
 		}
 		r = r2
 	}
+}
+
+// refDecodeToolReply is the reference of DecodeToolReply, on the
+// Decoder-based walk and json.Unmarshal of the fields it reads.
+func refDecodeToolReply(body []byte, wantModel string, offered []ToolDef, after bool) (Completion, error) {
+	if err := refWalk(body, refModeTools); err != nil {
+		return Completion{}, err
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return Completion{}, replyErr(ClassMalformed, "")
+	}
+	model, ok := refJsonString(top["model"])
+	if !ok || model == "" || model != wantModel {
+		return Completion{}, replyErr(ClassModel, "")
+	}
+	var choices []json.RawMessage
+	if err := json.Unmarshal(top["choices"], &choices); err != nil || len(choices) != 1 {
+		return Completion{}, replyErr(ClassChoices, "")
+	}
+	var choice map[string]json.RawMessage
+	if err := json.Unmarshal(choices[0], &choice); err != nil || choice == nil {
+		return Completion{}, replyErr(ClassChoices, "the choice is not an object")
+	}
+	finish, ok := refJsonString(choice["finish_reason"])
+	switch {
+	case !ok:
+		return Completion{}, replyErr(ClassFinishReason, "")
+	case finish == "stop" || finish == "tool_calls":
+	case finish == "length":
+		return Completion{}, replyErr(ClassTruncated, "")
+	case finish == "content_filter":
+		return Completion{}, replyErr(ClassContentFilter, "")
+	case finish == "function_call":
+		return Completion{}, replyErr(ClassToolCall, "the legacy function_call form is not run; tools are offered as tool_calls")
+	default:
+		return Completion{}, replyErr(ClassFinishReason, "")
+	}
+	var message map[string]json.RawMessage
+	if err := json.Unmarshal(choice["message"], &message); err != nil || message == nil {
+		return Completion{}, replyErr(ClassContent, "the choice has no message object")
+	}
+	if rawRole, present := message["role"]; present {
+		if role, ok := refJsonString(rawRole); !ok || role != "assistant" {
+			return Completion{}, replyErr(ClassContent, `the message role is not "assistant"`)
+		}
+	}
+	var calls []json.RawMessage
+	if rawCalls, present := message["tool_calls"]; present && string(rawCalls) != "null" {
+		if len(rawCalls) == 0 || rawCalls[0] != '[' || json.Unmarshal(rawCalls, &calls) != nil {
+			return Completion{}, replyErr(ClassToolBatch, "the message's tool_calls is not a list")
+		}
+	}
+	called := len(calls) > 0 || finish == "tool_calls"
+	if called && after {
+		return Completion{}, replyErr(ClassToolRound, "")
+	}
+	content, isString := refJsonString(message["content"])
+	if !called {
+		if !isString || strings.TrimSpace(content) == "" {
+			return Completion{}, replyErr(ClassContent, "")
+		}
+		return Completion{Model: model, Text: content, FinishReason: "stop"}, nil
+	}
+	switch {
+	case len(calls) == 0:
+		return Completion{}, replyErr(ClassToolBatch, `finish_reason is "tool_calls" but the message has no tool calls`)
+	case finish != "tool_calls":
+		return Completion{}, replyErr(ClassFinishReason, `the message has tool calls, so finish_reason must be "tool_calls"`)
+	case len(calls) > 5:
+		return Completion{}, replyErr(ClassToolBatch, fmt.Sprintf("the reply requests %d tool calls; at most 5 are allowed in one batch", len(calls)))
+	}
+	if rawContent, present := message["content"]; present && !isString && string(rawContent) != "null" {
+		return Completion{}, replyErr(ClassContent, "")
+	}
+	out := Completion{Model: model, Text: content, FinishReason: "tool_calls"}
+	ids := map[string]bool{}
+	for i, raw := range calls {
+		n := i + 1
+		var call, fn map[string]json.RawMessage
+		if json.Unmarshal(raw, &call) != nil || call == nil {
+			return Completion{}, replyErr(ClassToolBatch, fmt.Sprintf("tool call %d is not an object", n))
+		}
+		id, ok := refJsonString(call["id"])
+		if !ok || id == "" {
+			return Completion{}, replyErr(ClassToolBatch, fmt.Sprintf("tool call %d has no call ID", n))
+		}
+		if typ, ok := refJsonString(call["type"]); !ok || typ != "function" {
+			return Completion{}, replyErr(ClassToolBatch, fmt.Sprintf(`tool call %d's type is not "function"`, n))
+		}
+		if json.Unmarshal(call["function"], &fn) != nil || fn == nil {
+			return Completion{}, replyErr(ClassToolBatch, fmt.Sprintf("tool call %d has no function object", n))
+		}
+		name, ok := refJsonString(fn["name"])
+		if !ok {
+			return Completion{}, replyErr(ClassToolBatch, fmt.Sprintf("tool call %d has no function name", n))
+		}
+		known := false
+		for _, d := range offered {
+			known = known || d.Name == name
+		}
+		if !known {
+			return Completion{}, replyErr(ClassToolName, fmt.Sprintf("tool call %d", n))
+		}
+		args, ok := refJsonString(fn["arguments"])
+		if !ok {
+			return Completion{}, replyErr(ClassToolArguments, fmt.Sprintf("tool call %d's arguments are not a string", n))
+		}
+		if err := refWalk([]byte(args), refModePlain); err != nil {
+			what := "are not one JSON object"
+			var re *ReplyError
+			if errors.As(err, &re) && re.Class == ClassDuplicateKey {
+				what = "repeat a key in one object (exactly or as a case-insensitive alias)"
+			}
+			return Completion{}, replyErr(ClassToolArguments, fmt.Sprintf("tool call %d's arguments %s", n, what))
+		}
+		if ids[id] {
+			return Completion{}, replyErr(ClassToolBatch, fmt.Sprintf("tool call %d repeats a call ID of the same batch", n))
+		}
+		ids[id] = true
+		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: id, Name: name, Arguments: args})
+	}
+	return out, nil
 }
