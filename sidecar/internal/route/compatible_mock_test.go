@@ -54,3 +54,46 @@ func TestMockOpenAIServer(t *testing.T) {
 		})
 	}
 }
+
+// TestMockOpenAIServerToolCalls runs a tool turn's two sends through the
+// route against the same third-party server, configured by its documented
+// rules file to answer with tool_calls. Its rules check, with its own
+// JMESPath engine, the wire shape of both requests (tools as functions, the
+// assistant message with its calls, one tool message per call ID); a
+// request they do not match is answered NO-RULE-MATCHED.
+func TestMockOpenAIServerToolCalls(t *testing.T) {
+	base := testutil.MockOpenAIWithRules(t, testutil.MockOpenAIToolRules)
+	const model = "gpt-5.6-terra"
+	m := mustCompatible(t, Config{Endpoint: base + "/v1", Model: model})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req := ChatRequest(model, "Write release notes.", "What shipped?")
+	req.Tools = []ToolDef{
+		{Name: "search_docs", Description: "Search the docs.", Parameters: `{"type":"object","properties":{"query":{"type":"string"}}}`},
+		{Name: "fetch_page", Description: "Fetch a page.", Parameters: `{"type":"object"}`},
+	}
+	c, err := m.Complete(ctx, req)
+	if err != nil {
+		t.Fatalf("send 1: %v", err)
+	}
+	want := []ToolCall{
+		{ID: "call_1", Name: "search_docs", Arguments: `{"query":"release"}`},
+		{ID: "call_2", Name: "fetch_page", Arguments: `{"url":"https://example.com/notes"}`},
+	}
+	if c.FinishReason != "tool_calls" || c.Text != "" || !reflect.DeepEqual(c.ToolCalls, want) {
+		t.Fatalf("send 1 = %+v, want the batch %+v", c, want)
+	}
+	req2 := sendTwo(req, c, `{"pullRequests":["MERGED-PR-12"]}`, "This tool is not available in this test.")
+	c2, err := m.Complete(ctx, req2)
+	if err != nil {
+		t.Fatalf("send 2: %v", err)
+	}
+	if c2.Text != "Release notes: MERGED-PR-12 is in. The page fetch was not available in this test." || c2.FinishReason != "stop" {
+		t.Fatalf("send 2 = %+v: the server's rules did not match kmx's send 2", c2)
+	}
+	// A tool-free request matches no tool rule: the plain answer.
+	c3, err := m.Complete(ctx, ChatRequest(model, "sys", "hello"))
+	if err != nil || c3.Text != "NO-RULE-MATCHED" {
+		t.Fatalf("tool-free send = (%+v, %v)", c3, err)
+	}
+}

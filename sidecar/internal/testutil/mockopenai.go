@@ -1,11 +1,13 @@
 package testutil
 
 import (
+	_ "embed" // MockOpenAIToolRules
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,33 @@ import (
 // missing npm fails the test, because this test must run in CI.
 func MockOpenAI(tb testing.TB) string {
 	tb.Helper()
+	return startMockOpenAI(tb, "")
+}
+
+// MockOpenAIWithRules is MockOpenAI with the server's own rules file
+// (mock-llm.yaml: JMESPath matches and templated replies, mock-llm's
+// documented configuration) in place of its defaults. The tool-calling
+// tests use it to have the server answer with tool_calls and check, by its
+// own JMESPath engine, what kmx sent.
+func MockOpenAIWithRules(tb testing.TB, rules string) string {
+	tb.Helper()
+	return startMockOpenAI(tb, rules)
+}
+
+// MockOpenAIToolRules makes the mock server a tool-calling model (see
+// mockllm_tools.yaml): send 1 offering search_docs and fetch_page (in that
+// order, as functions with object schemas) is answered with one batch of
+// two calls, call_1 search_docs {"query":"release"} and call_2 fetch_page;
+// send 2 carrying that assistant message and both results by call ID (the
+// first holding MERGED-PR-12, the second the "not available in this test"
+// stub) is answered "Release notes: MERGED-PR-12 is in. The page fetch was
+// not available in this test."; anything else gets NO-RULE-MATCHED.
+//
+//go:embed mockllm_tools.yaml
+var MockOpenAIToolRules string
+
+func startMockOpenAI(tb testing.TB, rules string) string {
+	tb.Helper()
 	out := installFromNPM(tb, "mock-openai.sh", 4*time.Minute,
 		"skipping the third-party mock server test (install npm to run it)",
 		"the end-to-end test against the mock server must run")
@@ -31,9 +60,14 @@ func MockOpenAI(tb testing.TB) string {
 
 	port := FreeLoopbackPort(tb)
 	cmd := exec.Command(bin)
-	// An empty working directory: the server reads mock-llm.yaml from there,
-	// so it runs on its own default rules, not on anything of ours.
+	// The server reads mock-llm.yaml from its working directory: an empty
+	// one runs it on its own default rules, not on anything of ours.
 	cmd.Dir = tb.TempDir()
+	if rules != "" {
+		if err := os.WriteFile(filepath.Join(cmd.Dir, "mock-llm.yaml"), []byte(rules), 0o600); err != nil {
+			tb.Fatalf("write the mock server's rules: %v", err)
+		}
+	}
 	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", fmt.Sprintf("PORT=%d", port))
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs
