@@ -104,10 +104,7 @@ func toolSeeds() []string {
 		`{"model":"m","choices":[{"message":{"tool_calls":[`,
 		`{"model":"m","choices":[{"message":{"tool_calls":[{"id":"c1","id":"c2"}]}}]}`,
 	}
-	for _, s := range referenceSeeds() {
-		seeds = append(seeds, s)
-	}
-	return seeds
+	return append(seeds, referenceSeeds()...)
 }
 
 // TestDecodeToolReplyMatchesReference holds DecodeToolReply to its
