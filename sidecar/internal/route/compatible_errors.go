@@ -126,7 +126,7 @@ func (c ReplyClass) text() string {
 	case ClassDuplicateKey:
 		return "the reply repeats a key in one object (exactly or as a case-insensitive alias)"
 	case ClassToolCall:
-		return "the reply carries a tool call where none may be (no tools were offered, or it is not in the first choice's message.tool_calls)"
+		return "the reply carries a tool call where none may be (no tools were offered, or the call is not in the first choice's message)"
 	case ClassToolRound:
 		return "the reply to the send after the tool results requests tools again; the final response must be text"
 	case ClassToolBatch:

@@ -367,7 +367,7 @@ func refDecodeToolReply(body []byte, wantModel string, offered []ToolDef, after 
 	case finish == "content_filter":
 		return Completion{}, replyErr(ClassContentFilter, "")
 	case finish == "function_call":
-		return Completion{}, replyErr(ClassToolCall, "the legacy function_call form is not run; tools are offered as tool_calls")
+		return Completion{}, replyErr(ClassToolCall, "the legacy function-call form is not run; tools are offered as tool calls")
 	default:
 		return Completion{}, replyErr(ClassFinishReason, "")
 	}
@@ -383,7 +383,7 @@ func refDecodeToolReply(body []byte, wantModel string, offered []ToolDef, after 
 	var calls []json.RawMessage
 	if rawCalls, present := message["tool_calls"]; present && string(rawCalls) != "null" {
 		if len(rawCalls) == 0 || rawCalls[0] != '[' || json.Unmarshal(rawCalls, &calls) != nil {
-			return Completion{}, replyErr(ClassToolBatch, "the message's tool_calls is not a list")
+			return Completion{}, replyErr(ClassToolBatch, "the message's tool calls are not a list")
 		}
 	}
 	called := len(calls) > 0 || finish == "tool_calls"
@@ -399,9 +399,9 @@ func refDecodeToolReply(body []byte, wantModel string, offered []ToolDef, after 
 	}
 	switch {
 	case len(calls) == 0:
-		return Completion{}, replyErr(ClassToolBatch, `finish_reason is "tool_calls" but the message has no tool calls`)
+		return Completion{}, replyErr(ClassToolBatch, "the finish reason says tool calls but the message has none")
 	case finish != "tool_calls":
-		return Completion{}, replyErr(ClassFinishReason, `the message has tool calls, so finish_reason must be "tool_calls"`)
+		return Completion{}, replyErr(ClassFinishReason, "the message has tool calls but the finish reason does not say so")
 	case len(calls) > 5:
 		return Completion{}, replyErr(ClassToolBatch, fmt.Sprintf("the reply requests %d tool calls; at most 5 are allowed in one batch", len(calls)))
 	}

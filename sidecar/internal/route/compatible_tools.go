@@ -221,7 +221,7 @@ func (f *replyFields) toolCompletion(body []byte, wantModel string, offered []To
 	case string(finish) == "content_filter":
 		return Completion{}, replyErr(ClassContentFilter, "")
 	case string(finish) == "function_call":
-		return Completion{}, replyErr(ClassToolCall, "the legacy function_call form is not run; tools are offered as tool_calls")
+		return Completion{}, replyErr(ClassToolCall, "the legacy function-call form is not run; tools are offered as tool calls")
 	default:
 		return Completion{}, replyErr(ClassFinishReason, "")
 	}
@@ -236,10 +236,10 @@ func (f *replyFields) toolCompletion(body []byte, wantModel string, offered []To
 	case 0, tokNull:
 	case tokArrayOpen:
 		if err := json.Unmarshal(body[f.toolCalls.start:f.toolCalls.end], &raw); err != nil {
-			return Completion{}, replyErr(ClassToolBatch, "the message's tool_calls is not a list")
+			return Completion{}, replyErr(ClassToolBatch, "the message's tool calls are not a list")
 		}
 	default:
-		return Completion{}, replyErr(ClassToolBatch, "the message's tool_calls is not a list")
+		return Completion{}, replyErr(ClassToolBatch, "the message's tool calls are not a list")
 	}
 	called := len(raw) > 0 || string(finish) == "tool_calls"
 	if called && after {
@@ -253,9 +253,9 @@ func (f *replyFields) toolCompletion(body []byte, wantModel string, offered []To
 	}
 	switch {
 	case len(raw) == 0:
-		return Completion{}, replyErr(ClassToolBatch, `finish_reason is "tool_calls" but the message has no tool calls`)
+		return Completion{}, replyErr(ClassToolBatch, "the finish reason says tool calls but the message has none")
 	case string(finish) != "tool_calls":
-		return Completion{}, replyErr(ClassFinishReason, `the message has tool calls, so finish_reason must be "tool_calls"`)
+		return Completion{}, replyErr(ClassFinishReason, "the message has tool calls but the finish reason does not say so")
 	case len(raw) > MaxToolCalls:
 		return Completion{}, replyErr(ClassToolBatch, fmt.Sprintf("the reply requests %d tool calls; at most %d are allowed in one batch", len(raw), MaxToolCalls))
 	}
