@@ -49,6 +49,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
@@ -334,6 +335,11 @@ type SendRequest struct {
 	// Model is the route the turn is sent on; its identity must be the
 	// history's.
 	Model route.Model
+	// Tools is the agent's tool set frozen for this turn (empty for a
+	// file that declares none): the turn then runs on the
+	// kmx-local-tools-v1 harness with the history, and is journaled and
+	// replayed with its tool calls like an example's tool turn.
+	Tools []localtools.Tool
 }
 
 // Send runs one new turn: it refuses (before anything is created or sent)
@@ -435,6 +441,7 @@ func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, hist
 	cs, err := client.CreateSession(ctx, &sessionspb.CreateSessionRequest{
 		Purpose: harness.PurposeAgent, ExampleId: name,
 		Model: &sessionspb.ModelIdentity{Route: want.Route, Model: want.Model},
+		Tools: harness.ToolsToProto(req.Tools),
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -142,6 +142,7 @@ func collect(recs []journal.Record) ([]*rawTurn, error) {
 			err = journal.Decode(r.Payload, &v)
 			rt.started = &v
 		case journal.KindModelCompletion:
+			// A tool turn has two sends: its reply is the last one's.
 			var v journal.ModelCompletion
 			err = journal.Decode(r.Payload, &v)
 			rt.reply = &v
@@ -149,7 +150,8 @@ func collect(recs []journal.Record) ([]*rawTurn, error) {
 			var v journal.TurnTerminal
 			err = journal.Decode(r.Payload, &v)
 			rt.term = &v
-		case journal.KindModelRequest:
+		case journal.KindModelRequest, journal.KindToolCall, journal.KindToolResult:
+			// Checked, with the rest of the turn, by its replay.
 		default:
 			err = errors.New("unknown kind")
 		}

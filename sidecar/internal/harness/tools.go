@@ -114,9 +114,6 @@ func checkToolRequest(req *sessionspb.HarnessTurnRequest) error {
 	if req.GetPurpose() == PurposeJudge {
 		return status.Error(codes.InvalidArgument, `a judge session is tool-free: judges run on the "chat" harness and see only the final answer`)
 	}
-	if len(req.GetHistory()) > 0 {
-		return status.Errorf(codes.InvalidArgument, "a %q turn has no conversation history: tool turns run one example each", LocalTools)
-	}
 	tools := req.GetTools()
 	if len(tools) == 0 || len(tools) > maxOfferedTools {
 		return status.Errorf(codes.InvalidArgument, "a %q turn offers 1 to %d tools; this one offers %d", LocalTools, maxOfferedTools, len(tools))
@@ -152,7 +149,9 @@ func runTools(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.
 		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", text, liveCalls())
 	}
 	tools := ToolsFromProto(req.GetTools())
-	mreq := route.ChatRequest(req.GetModel().GetModel(), req.GetInstructions(), req.GetInput())
+	// A conversation turn carries its history (user inputs and final
+	// answers, never an earlier turn's tool exchange); an example has none.
+	mreq := route.ChatRequestWithHistory(req.GetModel().GetModel(), req.GetInstructions(), History(req.GetHistory()), req.GetInput())
 	mreq.Tools = ToolDefs(tools)
 	c, done, err := send(ctx, stream, model, turn, 1, mreq, req, liveCalls)
 	if done {

@@ -77,7 +77,7 @@ func (s *service) verifyTurn(ctx context.Context, sessionID string, turn int, hi
 		if reason != "" {
 			return refuse(reason, n), nil
 		}
-		return s.replayTools(ctx, tt, n, ts)
+		return s.replayTools(ctx, tt, n, history, ts)
 	}
 	jt, n, reason := collectTurn(recs, sessionID, turn, placed)
 	if reason != "" {

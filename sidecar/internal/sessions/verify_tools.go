@@ -175,8 +175,9 @@ func collectToolTurn(recs []journal.Record, sessionID string, turn int) (toolTur
 // replayTools replays a journaled tool turn through the tool harness with
 // the model and every tool source forbidden (counted): the model answers
 // from the journaled completions, each call from its journaled result. The
-// replayed trace must equal the journaled one byte for byte.
-func (s *service) replayTools(ctx context.Context, tt toolTurn, n int, ts *turnStream) (*sessionspb.VerifyTurnResponse, error) {
+// replayed trace must equal the journaled one byte for byte. history is
+// the conversation the turn was sent with (empty for an example).
+func (s *service) replayTools(ctx context.Context, tt toolTurn, n int, history []*sessionspb.ChatMessage, ts *turnStream) (*sessionspb.VerifyTurnResponse, error) {
 	rec := &sessionspb.RecordedExchange{}
 	var reqs, comps [][]byte
 	for _, m := range tt.middle {
@@ -197,7 +198,7 @@ func (s *service) replayTools(ctx context.Context, tt toolTurn, n int, ts *turnS
 		SessionId: tt.placed.SessionID, Harness: tt.placed.Harness, Purpose: tt.placed.Purpose,
 		Turn:         int32(tt.started.Turn),
 		Model:        &sessionspb.ModelIdentity{Route: tt.placed.Model.Route, Model: tt.placed.Model.Model},
-		Instructions: tt.started.Instructions, Input: tt.started.Input,
+		Instructions: tt.started.Instructions, Input: tt.started.Input, History: history,
 		Tools:  offeredToProto(tt.placed.Tools),
 		Replay: rec,
 	}, n, ts)
