@@ -134,7 +134,7 @@ func Say(ctx context.Context, req Request, input string) (*Transcript, error) {
 	}
 	var sent *ChatTurn
 	res, err := withOpen(ctx, req, func(c *Conversation) error {
-		t, err := c.Send(ctx, SendRequest{Instructions: prep.Instructions, Input: input, Model: prep.Model})
+		t, err := c.Send(ctx, SendRequest{Instructions: prep.Instructions, Input: input, Model: prep.Model, Tools: prep.Tools})
 		if t.SessionID != "" {
 			sent = &t
 		}

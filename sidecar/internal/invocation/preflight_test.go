@@ -37,7 +37,8 @@ func TestPreflightShowsRefusalsWhereTheyArise(t *testing.T) {
 		{"the fake would call a declared tool with no recording", "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n" + examples + "    - toolCalled: ping\n```\n", Options{}, 9, "which has no recording and no binding", "", ""},
 		{"a Disabled tool the fake would call is answered offline", "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n" + examples + "    - toolCalled: ping\n```\n", Options{}, -1, "", "tools:\n  ping: Disabled\n", ""},
 		{"an invalid kmx.yaml", "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n" + examples + "    - toolCalled: ping\n```\n", Options{}, 2, "kmx.yaml cannot be used", "tools:\n  ping: Ask\n", CodeSettings},
-		{"tools on a route other than the fake model", "---\nmodel: llama3\ntools: [ping]\n---\nSay ok.\n" + examples + "    - contains: ok\n```\n", Options{Endpoint: "http://127.0.0.1:11434/v1"}, 2, "tools are offered only on the fake model", "", ""},
+		{"tools on an endpoint run there", "---\nmodel: llama3\ntools: [ping]\n---\nSay ok.\n" + examples + "    - contains: ok\n```\n", Options{Endpoint: "http://127.0.0.1:11434/v1"}, -1, "", "", ""},
+		{"a tool name an endpoint cannot accept", "---\nmodel: llama3\ntools: [ping, edit/editFiles]\n---\nSay ok.\n" + examples + "    - contains: ok\n```\n", Options{Endpoint: "http://127.0.0.1:11434/v1"}, 2, `the tool name "edit/editFiles" cannot be offered on an OpenAI-compatible endpoint`, "", ""},
 		{"an invalid file has its parse diagnostics instead", "---\nmodel: llama3\n---\nSay ok.\n" + examples + "    - containz: ok\n```\n", Options{}, -1, "", "", ""},
 	}
 	for _, tc := range cases {

@@ -160,10 +160,11 @@ func bindEditorTools(ctx context.Context, plan *Plan, rt *Routes) error {
 	return nil
 }
 
-// checkToolRoute refuses what the tool harness cannot run offline: tools on
-// any route but the fake model and the editor (whose tools bindEditorTools
-// bound; tools on endpoints are future work), and a fake directive to call
-// a tool that nothing would answer but the stub.
+// checkToolRoute refuses, before anything is created or sent, a tool the
+// route cannot offer (on an endpoint, a name that is not a valid function
+// name) and a fake directive to call a tool that nothing would answer but
+// the stub. The fake model, endpoints and the editor (whose tools
+// bindEditorTools bound) all run the tool harness.
 // src is the agent file's text, to place the refusal (Preflight) on the
 // directive's line.
 func checkToolRoute(plan *Plan, rt *Routes, src []byte) error {
@@ -182,12 +183,15 @@ func checkToolRoute(plan *Plan, rt *Routes, src []byte) error {
 		}
 		return nil
 	}
-	if rt.Agent.Route == route.Editor {
+	switch rt.Agent.Route {
+	case route.Editor:
 		return nil
-	}
-	if rt.Agent.Route != route.Fake {
-		return refuseNear(&plan.Agent.Tools[0].Range, "run this agent on the fake model (--model fake) with recordings, or on a model VS Code offers (no endpoint), or remove its tools",
-			"%s declares tools, and tools are offered only on the fake model and the editor route in this build (route %q): kmx never runs a declared tool's agent without its tools",
+	case route.Compatible:
+		return checkFunctionNames(plan)
+	case route.Fake:
+	default:
+		return refuseNear(&plan.Agent.Tools[0].Range, "run this agent on the fake model, an endpoint or a model VS Code offers, or remove its tools",
+			"%s declares tools, and the route %q offers none: kmx never runs a declared tool's agent without its tools",
 			plan.Agent.ID, rt.Agent.Route)
 	}
 	if directive == "" {
@@ -224,6 +228,32 @@ func checkToolRoute(plan *Plan, rt *Routes, src []byte) error {
 		return refuseNear(ranges[id], fmt.Sprintf("add a recording to %s (tools: {%s: {recorded: {calls: [{arguments: {}, result: ...}]}}}) or a binding, or set %s: Disabled in kmx.yaml",
 			where, directive, directive),
 			"the fake model would call the tool %q in %s, which has no recording and no binding", directive, where)
+	}
+	return nil
+}
+
+// checkFunctionNames refuses, on an endpoint, a tool the harness would
+// offer under a name the endpoint cannot accept as a function name
+// (route.CheckFunctionName), placed on the declared tool.
+func checkFunctionNames(plan *Plan) error {
+	for _, set := range plan.tools.sets {
+		for _, d := range harness.ToolDefs(set) {
+			err := route.CheckFunctionName(d.Name)
+			if err == nil {
+				continue
+			}
+			var at *agentfile.Range
+			for i := range plan.Agent.Tools {
+				if plan.Agent.Tools[i].Name == d.Name {
+					at = &plan.Agent.Tools[i].Range
+				}
+			}
+			var ce *route.ConfigError
+			if errors.As(err, &ce) {
+				return refuseNear(at, ce.Next, "%s", ce.Msg)
+			}
+			return err
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -241,14 +242,27 @@ func TestInspectShowsTheToolTrace(t *testing.T) {
 	}
 }
 
-// TestConversationRefusesDeclaredTools: a conversation is tool-free, so a
-// tool-declaring file is refused rather than chatted with its tools dropped.
-func TestConversationRefusesDeclaredTools(t *testing.T) {
-	req := agentRequest(t, tooledAgent)
-	_, err := invocation.PrepareChat(context.Background(), invocation.Options{Model: "fake"}, req.Path, req.Source, "hi")
-	r, ok := invocation.AsRefusal(err)
-	if !ok || !strings.Contains(r.Msg, "declares tools") || r.Next == "" {
-		t.Fatalf("err = %v, want a refusal naming the tools", err)
+// TestConversationFreezesDeclaredTools: a conversation turn of a
+// tool-declaring file carries every declared tool, frozen from kmx.yaml
+// alone (Disabled wins; no recording or binding, so the rest answer the
+// stub), and on an endpoint a name it cannot accept is refused first.
+func TestConversationFreezesDeclaredTools(t *testing.T) {
+	req := toolAgent(t, "---\ntools: [ping, pong]\n---\nSay ok.\n", "tools:\n  pong: Disabled\n")
+	prep, err := invocation.PrepareChat(context.Background(), invocation.Options{Model: "fake"}, req.Path, req.Source, "hi")
+	if err != nil {
+		t.Fatalf("PrepareChat: %v", err)
+	}
+	want := []localtools.Tool{
+		{Name: "ping", State: localtools.Enabled, Source: localtools.SourceUnavailable},
+		{Name: "pong", State: localtools.Disabled, Source: localtools.SourceDisabled},
+	}
+	if !reflect.DeepEqual(prep.Tools, want) {
+		t.Fatalf("chat tools = %+v, want %+v", prep.Tools, want)
+	}
+	req = agentRequest(t, "---\nmodel: llama3\ntools: [web/fetch]\n---\nSay ok.\n")
+	_, err = invocation.PrepareChat(context.Background(), invocation.Options{Endpoint: "http://127.0.0.1:11434/v1"}, req.Path, req.Source, "hi")
+	if r, ok := invocation.AsRefusal(err); !ok || !strings.Contains(r.Msg, `"web/fetch" cannot be offered`) || r.Next == "" {
+		t.Fatalf("err = %v, want a refusal naming the tool", err)
 	}
 }
 
