@@ -91,6 +91,10 @@ func runCompare(ctx context.Context, env Env, tf testFlags, path string, src []b
 	}
 	reps := make([]*runner.Report, len(cols))
 	errs := make([]error, len(cols))
+	// Each column is its own run: hold them all until the comparison ends,
+	// so no column's run start deletes a run it reports.
+	hold := &runner.RunHolder{}
+	defer func() { _ = hold.Release() }()
 	var wg sync.WaitGroup
 	for i, c := range cols {
 		wg.Go(func() {
@@ -102,6 +106,7 @@ func runCompare(ctx context.Context, env Env, tf testFlags, path string, src []b
 			opts.Trials = tf.trials
 			opts.ToolBinding = tf.binding
 			opts.Pool = pool
+			opts.HoldRuns = hold
 			opts.HTTPClient = tf.client
 			opts.Comparison = &journal.ResultComparison{ID: id, Column: i + 1, Columns: len(cols)}
 			reps[i], errs[i] = runner.Test(ctx, opts, invocation.Request{Path: path, Source: src, Examples: tf.examples, Baseline: c.baseline})

@@ -1,13 +1,107 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
+
+// junitMarker opens every JUnit report kmx writes, right after the XML
+// header: it is how kmx knows an existing file at a --junit path is its own
+// report, which it may replace. Any other existing file is refused.
+const junitMarker = "<!-- kmx JUnit report (" + runner.Label + "); kmx replaces this file on the next run -->"
+
+// junitNext is the next step of every refused --junit path.
+const junitNext = "choose another --junit path: a new file such as junit.xml in a writable folder, or a JUnit report kmx wrote earlier"
+
+// checkJUnitPath refuses a --junit path kmx must not write, before anything
+// is created or sent: an agent file (any *.md), an examples file, kmx.yaml,
+// a folder, anything that is not a regular file, an existing file that is
+// not a JUnit report kmx wrote, or a path whose folder is missing or not
+// writable. writeJUnit checks again just before it renames the report into
+// place.
+func checkJUnitPath(path string) error {
+	refuse := func(format string, args ...any) error {
+		return &RefusalError{Msg: "kmx test: --junit " + path + " " + fmt.Sprintf(format, args...), Next: junitNext}
+	}
+	name := strings.ToLower(filepath.Base(path))
+	switch {
+	case strings.HasSuffix(name, ".md"):
+		if _, err := os.Lstat(path); err == nil {
+			return refuse("is a Markdown file, as agent files are; kmx never writes its report over one")
+		}
+		return refuse("names a Markdown file; kmx would then read its report as an agent file")
+	case strings.HasSuffix(name, agentfile.ExamplesFileSuffix), strings.HasSuffix(name, ".agent.examples.yml"):
+		return refuse("names an examples file; kmx never writes a report over one")
+	case name == "kmx.yaml" || name == "kmx.yml":
+		return refuse("names the folder's kmx.yaml settings; kmx never writes a report over them")
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return refuse("cannot be checked: %v", unwrapPathError(err))
+	case fi.IsDir():
+		return refuse("is a folder; name a file in it, for example %s", filepath.Join(path, "junit.xml"))
+	case !fi.Mode().IsRegular():
+		return refuse("is not a regular file (a link or a device); kmx writes its report only to a regular file")
+	default:
+		ours, err := isKmxJUnit(path)
+		if err != nil {
+			return refuse("cannot be read to check it is a report kmx wrote: %v", unwrapPathError(err))
+		}
+		if !ours {
+			return refuse("already exists and is not a JUnit report kmx wrote; kmx never overwrites another file")
+		}
+	}
+	dir := filepath.Dir(path)
+	di, err := os.Stat(dir)
+	if err != nil || !di.IsDir() {
+		return refuse("is in a folder that does not exist (%s); create the folder first", dir)
+	}
+	probe, err := os.CreateTemp(dir, ".kmx-junit-*")
+	if err != nil {
+		return refuse("is in a folder kmx cannot write (%v)", unwrapPathError(err))
+	}
+	probe.Close()
+	_ = os.Remove(probe.Name())
+	return nil
+}
+
+// isKmxJUnit reports whether the file at path is a JUnit report kmx wrote:
+// it starts with the XML header and kmx's marker comment. Reports from kmx
+// versions before the marker are recognized by their shape: the header,
+// then <testsuites>, and the local preview label property in the first
+// suite.
+func isKmxJUnit(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return false, err
+	}
+	rest, ok := bytes.CutPrefix(head, []byte(xml.Header))
+	if !ok {
+		return false, nil
+	}
+	if bytes.HasPrefix(rest, []byte(junitMarker)) {
+		return true, nil
+	}
+	return bytes.HasPrefix(rest, []byte("<testsuites>")) &&
+		bytes.Contains(rest, []byte(`<property name="label" value="`+runner.Label+`"></property>`)), nil
+}
 
 type junitSuites struct {
 	XMLName xml.Name     `xml:"testsuites"`
@@ -103,11 +197,16 @@ func writeXML(path string, doc junitSuites) error {
 	if err != nil {
 		return fmt.Errorf("encode JUnit report: %w", err)
 	}
-	out = append([]byte(xml.Header), append(out, '\n')...)
+	out = append([]byte(xml.Header+junitMarker+"\n"), append(out, '\n')...)
+	// The path was checked before the run; something may have been put
+	// there since.
+	if err := checkJUnitPath(path); err != nil {
+		return err
+	}
 	// Write beside the target and rename, so a reader never sees half a file.
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".kmx-junit-*")
 	if err != nil {
-		return usagef("choose a --junit path in a writable folder", "kmx test: cannot write %s: %v", path, unwrapPathError(err))
+		return &RefusalError{Msg: fmt.Sprintf("kmx test: cannot write --junit %s: %v", path, unwrapPathError(err)), Next: junitNext}
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(out); err != nil {

@@ -40,6 +40,9 @@ type testFlags struct {
 	// client carries compatible-route requests when set (tests: one that
 	// trusts their TLS endpoint); nil dials directly.
 	client *http.Client
+	// hold keeps every file's run executing, for retention, until the
+	// invocation ends (several files only).
+	hold *runner.RunHolder
 }
 
 func runTest(ctx context.Context, env Env, args []string) error {
@@ -70,6 +73,15 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	set, err := agentFiles("test", pos, shard, testUsage)
 	if err != nil {
 		return err
+	}
+	if junit != "" {
+		// Before any file is read, any journal created or any request
+		// sent: a report that cannot be written, or would replace a file
+		// that is not kmx's report, is refused now, not after every
+		// example has run.
+		if err := checkJUnitPath(junit); err != nil {
+			return err
+		}
 	}
 	if from != "" && trials.n > 1 {
 		return usagef(testUsage, "kmx test: %s; %s", runner.TrialsWithRegrade, runner.TrialsWithRegradeNext)
@@ -105,6 +117,10 @@ func runTest(ctx context.Context, env Env, args []string) error {
 		}
 		return finish(env, rep, runErr, asJSON)
 	}
+	// Each file is its own run: hold them all until the invocation ends,
+	// so no file's run start deletes a run this invocation reports.
+	tf.hold = &runner.RunHolder{}
+	defer func() { _ = tf.hold.Release() }()
 	var reps []*runner.Report
 	var errs []error
 	for i, p := range set.paths {
@@ -156,6 +172,7 @@ func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte
 	opts := runOptions(env, tf.rf)
 	opts.Trials, opts.FromRun = tf.trials, tf.from
 	opts.ToolBinding = tf.binding
+	opts.HoldRuns = tf.hold
 	if !tf.asJSON {
 		header := onceHeader(env, "test", path)
 		opts.OnExample = func(ex runner.ExampleResult) {

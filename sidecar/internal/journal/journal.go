@@ -720,18 +720,58 @@ func (j *Journal) committed(seq int64, h [32]byte) bool {
 // cancelled: recording that a run was cancelled is the point. The Journal is
 // closed afterwards whether or not Finish succeeded.
 func (j *Journal) Finish(ctx context.Context, status string) error {
+	lock, err := j.finish(ctx, status)
+	if lock != nil {
+		err = errors.Join(err, releaseLock(lock))
+	}
+	if err != nil {
+		return fmt.Errorf("finish journal %s: %w", j.id, err)
+	}
+	return nil
+}
+
+// FinishHeld is Finish that keeps the run's lock held when it succeeds:
+// the run's status and records are final and its database is closed, but
+// the run still counts as executing (retention, in this or another
+// process, never deletes it; kmx journal list shows it running) until
+// release is called. An invocation over several files finishes each file's
+// run this way and releases them all when it ends, so it never deletes a
+// run it reported. When FinishHeld fails, the lock is released as Finish
+// releases it, and release is nil. release is safe to call more than once.
+func (j *Journal) FinishHeld(ctx context.Context, status string) (release func() error, err error) {
+	lock, err := j.finish(ctx, status)
+	if err != nil {
+		if lock != nil {
+			err = errors.Join(err, releaseLock(lock))
+		}
+		return nil, fmt.Errorf("finish journal %s: %w", j.id, err)
+	}
+	if lock == nil {
+		return func() error { return nil }, nil
+	}
+	var once sync.Once
+	var relErr error
+	return func() error {
+		once.Do(func() { relErr = releaseLock(lock) })
+		return relErr
+	}, nil
+}
+
+// finish is Finish up to releasing the lock, which it returns still held
+// (nil when the Journal holds none).
+func (j *Journal) finish(ctx context.Context, status string) (*os.File, error) {
 	switch status {
 	case StatusFinished, StatusCancelled, StatusFailed:
 	default:
-		return fmt.Errorf("finish journal %s: status %q is not one of %q, %q, %q", j.id, status, StatusFinished, StatusCancelled, StatusFailed)
+		return nil, fmt.Errorf("status %q is not one of %q, %q, %q", status, StatusFinished, StatusCancelled, StatusFailed)
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
-		return fmt.Errorf("finish journal %s: %w", j.id, ErrClosed)
+		return nil, ErrClosed
 	}
 	if j.readOnly {
-		return fmt.Errorf("finish journal %s: it was opened for reading", j.id)
+		return nil, errors.New("it was opened for reading")
 	}
 	j.rmu.Lock()
 	defer j.rmu.Unlock()
@@ -751,11 +791,8 @@ func (j *Journal) Finish(ctx context.Context, status string) error {
 			err = errors.New("the checkpoint was blocked")
 		}
 	}
-	closeErr := j.closeLocked()
-	if err = errors.Join(err, readerErr, closeErr); err != nil {
-		return fmt.Errorf("finish journal %s: %w", j.id, err)
-	}
-	return nil
+	lock, closeErr := j.closeKeepingLock()
+	return lock, errors.Join(err, readerErr, closeErr)
 }
 
 func (j *Journal) writeHead(ctx context.Context, status string) error {
@@ -798,10 +835,20 @@ func (j *Journal) Close() error {
 // closeLocked closes both connections and releases the lock. j.mu and j.rmu
 // must be held.
 func (j *Journal) closeLocked() error {
-	j.closed, j.rclosed = true, true
-	errs := []error{j.closeCheckpointerLocked(), j.closeDB()}
-	if j.lock != nil {
-		errs = append(errs, releaseLock(j.lock))
+	lock, err := j.closeKeepingLock()
+	if lock != nil {
+		err = errors.Join(err, releaseLock(lock))
 	}
-	return errors.Join(errs...)
+	return err
+}
+
+// closeKeepingLock closes both connections and hands back the run lock,
+// still held (nil when the Journal holds none). j.mu and j.rmu must be
+// held.
+func (j *Journal) closeKeepingLock() (*os.File, error) {
+	j.closed, j.rclosed = true, true
+	err := errors.Join(j.closeCheckpointerLocked(), j.closeDB())
+	lock := j.lock
+	j.lock = nil
+	return lock, err
 }

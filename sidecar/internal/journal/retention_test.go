@@ -319,3 +319,76 @@ func BenchmarkList20(b *testing.B) {
 		}
 	}
 }
+
+// TestAFinishedRunHeldByItsInvocationIsNeverRetained: a folder run deleted
+// its own journals, because each file's finished run counted as the oldest.
+// A run finished with FinishHeld is final (its status and records read
+// back) but counts as executing until its invocation releases it: Retain
+// keeps it, List shows it running, and once released it is an ordinary
+// finished run that retention may delete.
+func TestAFinishedRunHeldByItsInvocationIsNeverRetained(t *testing.T) {
+	dir := privateDir(t)
+	ctx := context.Background()
+	older := finished(t, dir, journal.StatusFinished)
+	var held []string
+	var releases []func() error
+	for i := 0; i < 3; i++ {
+		j, err := journal.Create(ctx, dir, testMeta())
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn(t, j, "s1", 1)
+		release, err := j.FinishHeld(ctx, journal.StatusFinished)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, j.ID())
+		releases = append(releases, release)
+	}
+	res, err := journal.Retain(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Removed, []string{older}) {
+		t.Fatalf("retention removed %v, want only the older finished run %s (the others are held)", res.Removed, older)
+	}
+	runs, err := journal.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != len(held) {
+		t.Fatalf("%d runs listed, want the %d held", len(runs), len(held))
+	}
+	for _, r := range runs {
+		if r.Status != journal.RunRunning {
+			t.Errorf("%s: status %s, want %s while its invocation holds it", r.ID, r.Status, journal.RunRunning)
+		}
+	}
+	// Final already: it opens with its recorded status and verifies.
+	j, err := journal.Open(ctx, dir, held[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status() != journal.StatusFinished {
+		t.Errorf("held run's status %q", j.Status())
+	}
+	if _, err := j.Records(ctx, ""); err != nil {
+		t.Errorf("held run's records: %v", err)
+	}
+	j.Close()
+	for _, release := range releases {
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+		if err := release(); err != nil {
+			t.Fatalf("a second release: %v", err)
+		}
+	}
+	res, err = journal.Retain(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Removed, held[:2]) {
+		t.Fatalf("after release, retention removed %v, want the two older runs %v", res.Removed, held[:2])
+	}
+}

@@ -60,6 +60,11 @@ type Options struct {
 	// time (a comparison's models and baseline): its slots bound the turns
 	// in flight of them all, instead of Concurrency bounding this one's.
 	Pool *Pool
+	// HoldRuns, when set, keeps this invocation's run executing (for
+	// retention) after its journal is final, until the holder is released:
+	// a command over several files passes one holder to every file, so
+	// none of its runs is deleted before it ends.
+	HoldRuns *RunHolder
 	// CaptureAsEdit returns a capture as an edit (Report.Capture.Edits)
 	// instead of writing the file: the editor applies it as one undoable
 	// WorkspaceEdit. The CLI and MCP leave it false and the file is edited.
@@ -276,7 +281,7 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 	if ctx.Err() != nil {
 		status = journal.StatusCancelled
 	}
-	if err := j.Finish(context.WithoutCancel(ctx), status); err != nil {
+	if err := finishJournal(context.WithoutCancel(ctx), j, status, opts.HoldRuns); err != nil {
 		// A journal that did not finalize cannot back a pass.
 		l.demote("the journal could not be finalized")
 		return fmt.Errorf("finish journal: %w", err)
@@ -367,3 +372,17 @@ func fileVerdict(exs []ExampleResult) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// finishJournal finishes j with status, keeping its lock held by hold
+// when there is one.
+func finishJournal(ctx context.Context, j *journal.Journal, status string, hold *RunHolder) error {
+	if hold == nil {
+		return j.Finish(ctx, status)
+	}
+	release, err := j.FinishHeld(ctx, status)
+	if err != nil {
+		return err
+	}
+	hold.hold(release)
+	return nil
+}
