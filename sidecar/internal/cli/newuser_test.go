@@ -3,7 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -223,5 +225,123 @@ func TestAFolderRunDeletedItsOwnJournals(t *testing.T) {
 	testRun(t, h, filepath.Join(one, "one.agent.md"))
 	if n := len(listRuns(t, h).Runs); n != journal.KeepRuns {
 		t.Errorf("%d runs after the next start, want %d", n, journal.KeepRuns)
+	}
+}
+
+// TestFolderScansSkippedGitHubAgents: `kmx test .` in a repository whose
+// agents live in .github/agents said ". holds no *.agent.md file". Every
+// .md directly in .github/agents is an agent (as in VS Code), for kmx test
+// and kmx check, named by the folder or from inside it; other hidden
+// folders, other .github folders, subfolders of .github/agents and
+// node_modules stay skipped.
+func TestFolderScansSkippedGitHubAgents(t *testing.T) {
+	repo := agentTree(t, map[string]string{
+		".github/agents/planner.agent.md":      passAgent,
+		".github/agents/reviewer.md":           passAgent,
+		".github/agents/notes.txt":             "not an agent\n",
+		".github/agents/old/x.agent.md":        invalidAgent,
+		".github/workflows/ci.agent.md":        invalidAgent,
+		".github/copilot-instructions.md":      "Be brief.\n",
+		".vscode/y.agent.md":                   invalidAgent,
+		"node_modules/pkg/.github/agents/z.md": invalidAgent,
+		"docs/readme.md":                       "# docs\n",
+		"tools/lint.agent.md":                  passAgent,
+	})
+	h := home(t)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(repo)
+	got := userTranscript(t, h, map[string]string{"REPO": repo},
+		[]string{"check", "."},
+		[]string{"test", "."},
+	)
+	t.Chdir(filepath.Join(repo, ".github", "agents"))
+	got += userTranscript(t, h, map[string]string{"REPO": repo}, []string{"check", "."})
+	t.Chdir(wd)
+	golden(t, "github-agents.txt", got)
+	for _, want := range []string{".github/agents/planner.agent.md: ok", ".github/agents/reviewer.md: ok", "tools/lint.agent.md: ok", "reviewer.md: ok"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the transcript lacks %q", want)
+		}
+	}
+	for _, skipped := range []string{"old/x.agent.md", "ci.agent.md", "y.agent.md", "z.md", "readme.md", "copilot-instructions", "notes.txt"} {
+		if strings.Contains(got, skipped) {
+			t.Errorf("the scan read %s", skipped)
+		}
+	}
+}
+
+// shardsOf runs kmx check --shard k/n for every k with args and returns
+// each file's shard by its base name.
+func shardsOf(t *testing.T, h string, n int, args ...string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for k := 1; k <= n; k++ {
+		r := kmx(t, h, append([]string{"check", "--shard", fmt.Sprintf("%d/%d", k, n)}, args...)...)
+		if r.code != ExitOK {
+			t.Fatalf("check --shard %d/%d %v: exit %d %s", k, n, args, r.code, r.stderr)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			if name, _, ok := strings.Cut(line, ": ok"); ok && line != "" {
+				out[filepath.Base(name)] = k
+			}
+		}
+	}
+	return out
+}
+
+// TestShardDependedOnHowThePathWasSpelt: `.`, `ci` and an absolute path
+// gave different shards, so CI machines that spelt the folder differently
+// tested some files twice and others never. The shard key is the path from
+// the git work tree's root (outside git, from the folder given).
+func TestShardDependedOnHowThePathWasSpelt(t *testing.T) {
+	files := map[string]string{}
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
+		files["ci/"+n+".agent.md"] = passAgent
+	}
+	repo := agentTree(t, files)
+	git := exec.Command("git", "init", "-q", repo)
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	h := home(t)
+	ci := filepath.Join(repo, "ci")
+	want := shardsOf(t, h, 3, ci)
+	if len(want) != len(files) {
+		t.Fatalf("the shards cover %d of %d files: %v", len(want), len(files), want)
+	}
+	t.Chdir(repo)
+	for _, spelt := range [][]string{{"ci"}, {"./ci/"}, {"."}} {
+		if got := shardsOf(t, h, 3, spelt...); !maps.Equal(got, want) {
+			t.Errorf("from the repository root, %v: %v, want %v", spelt, got, want)
+		}
+	}
+	t.Chdir(ci)
+	if got := shardsOf(t, h, 3, "."); !maps.Equal(got, want) {
+		t.Errorf("from ci, .: %v, want %v", got, want)
+	}
+	if got := shardsOf(t, h, 3, "a.agent.md", "b.agent.md", "c.agent.md", "d.agent.md", "e.agent.md", "f.agent.md", "g.agent.md", "h.agent.md", "i.agent.md", "j.agent.md"); !maps.Equal(got, want) {
+		t.Errorf("from ci, the files by name: %v, want %v", got, want)
+	}
+	// The key is documented: the path from the work tree's root, slashed.
+	for name, k := range want {
+		if k != shardOf("ci/"+name, 3) {
+			t.Errorf("%s is in shard %d, not the shard of ci/%s", name, k, name)
+		}
+	}
+
+	// Outside git: the path from the folder given.
+	plain := agentTree(t, map[string]string{"a.agent.md": passAgent, "b.agent.md": passAgent, "c.agent.md": passAgent, "d.agent.md": passAgent, "e.agent.md": passAgent})
+	abs := shardsOf(t, h, 2, plain)
+	t.Chdir(plain)
+	if got := shardsOf(t, h, 2, "."); !maps.Equal(got, abs) {
+		t.Errorf("outside git, . gave %v and the absolute path %v", got, abs)
+	}
+	for name, k := range abs {
+		if k != shardOf(name, 2) {
+			t.Errorf("outside git, %s is in shard %d, not the shard of its name", name, k)
+		}
 	}
 }
