@@ -113,6 +113,7 @@ type junitSuite struct {
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
 	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr,omitempty"`
 	Time     string      `xml:"time,attr"`
 	Props    []junitProp `xml:"properties>property"`
 	Cases    []junitCase `xml:"testcase"`
@@ -135,6 +136,13 @@ type junitCase struct {
 	Props     *junitProps   `xml:"properties,omitempty"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+// junitSkipped marks a test case that did not run (a file with no examples
+// in a folder run).
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitProblem struct {
@@ -180,6 +188,16 @@ func junitSuiteOf(rep *runner.Report) junitSuite {
 			c.Error = &junitProblem{Message: "inconclusive: " + line, Type: "unknown", Text: line}
 		}
 		suite.Cases = append(suite.Cases, c)
+	}
+	if rep.Verdict == runner.VerdictSkipped {
+		// A folder run's file with no examples: skipped, not an error.
+		suite.Tests, suite.Skipped = 1, 1
+		msg := "no examples"
+		if rep.Refusal != nil {
+			msg = "no examples: " + rep.Refusal.Message + "; next: " + rep.Refusal.Next
+		}
+		suite.Cases = []junitCase{{Name: "(file)", Classname: rep.Agent.Path, Time: seconds(0), Skipped: &junitSkipped{Message: msg}}}
+		return suite
 	}
 	if len(rep.Examples) == 0 && rep.Refusal != nil {
 		// A file refused before any example was selected (an invalid

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"maps"
 	"os"
@@ -343,5 +344,61 @@ func TestShardDependedOnHowThePathWasSpelt(t *testing.T) {
 		if k != shardOf(name, 2) {
 			t.Errorf("outside git, %s is in shard %d, not the shard of its name", name, k)
 		}
+	}
+}
+
+// TestOneAgentWithoutExamplesFailedTheWholeCIRun: a folder run exited 2
+// with a JUnit error because one agent had no examples. In a folder run it
+// is reported as "no examples" (skipped in the JSON and the JUnit, the exit
+// code the others'); named alone it is still refused. Both propose the
+// examples file beside the agent, not an edit of the agent.
+func TestOneAgentWithoutExamplesFailedTheWholeCIRun(t *testing.T) {
+	ci := agentTree(t, map[string]string{
+		"a.agent.md":         passAgent,
+		"planner.agent.md":   "---\ndescription: Plans work\ntools: ['search']\n---\nYou plan the work and never edit files.\n",
+		"z/failing.agent.md": failAgent,
+	})
+	h := home(t)
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	got := userTranscript(t, h, map[string]string{"ci": ci},
+		[]string{"test", ci},
+		[]string{"test", filepath.Join(ci, "planner.agent.md")},
+	)
+	golden(t, "no-examples.txt", got)
+	if r := kmx(t, h, "test", filepath.Join(ci, "a.agent.md"), filepath.Join(ci, "planner.agent.md"), "--junit", junit); r.code != ExitOK {
+		t.Fatalf("two files, one without examples: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r := kmx(t, h, "test", ci, "--json", "--junit", junit)
+	if r.code != ExitFailure {
+		t.Fatalf("exit %d, want 1 (the failing file's, not the file without examples')\n%s", r.code, r.stderr)
+	}
+	var files testedFiles
+	if err := json.Unmarshal([]byte(r.stdout), &files); err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[string]string{}
+	for _, f := range files.Files {
+		verdicts[filepath.Base(f.Agent.Path)] = f.Verdict
+	}
+	if verdicts["planner.agent.md"] != "skipped" || verdicts["a.agent.md"] != "pass" || verdicts["failing.agent.md"] != "fail" {
+		t.Errorf("verdicts %v", verdicts)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal([]byte(fileText(t, junit)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, s := range doc.Suites {
+		if filepath.Base(s.Name) != "planner.agent.md" {
+			continue
+		}
+		seen = true
+		if s.Errors != 0 || s.Skipped != 1 || len(s.Cases) != 1 || s.Cases[0].Skipped == nil || s.Cases[0].Error != nil ||
+			!strings.Contains(s.Cases[0].Skipped.Message, "planner.agent.examples.yaml") {
+			t.Errorf("the file without examples in JUnit: %+v", s)
+		}
+	}
+	if !seen {
+		t.Errorf("the file without examples is not in the JUnit report")
 	}
 }

@@ -131,6 +131,16 @@ func runTest(ctx context.Context, env Env, args []string) error {
 		if rep != nil {
 			reps = append(reps, rep)
 		}
+		if r, ok := invocation.AsRefusal(runErr); ok && r.NoExamples && rep != nil {
+			// One agent without examples does not fail a folder run: it
+			// is reported as skipped, and the exit code is the others'.
+			rep.Verdict = runner.VerdictSkipped
+			if !asJSON {
+				fmt.Fprintf(env.Stdout, "kmx test %s: no examples, skipped\n  next: %s\n", p, r.Next)
+			}
+			errs = append(errs, nil)
+			continue
+		}
 		err := verdictError(env, rep, runErr, !asJSON)
 		if err != nil && !asJSON {
 			printProblem(env, err)

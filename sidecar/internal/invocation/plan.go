@@ -224,7 +224,7 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 		plan.AdHoc = req.Input
 		plan.Subset = true
 	} else if len(plan.Selected) == 0 {
-		return plan, Refuse(fmt.Sprintf("add a '## Examples' section with a yaml list of examples to %s", req.Path), "%s has no examples to run", req.Path)
+		return plan, noExamples(req.Path)
 	}
 	for _, ex := range plan.Selected {
 		for _, a := range ex.Assertions {
@@ -350,4 +350,18 @@ func ReadPairFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than 8 MiB", filepath.Base(path))
 	}
 	return b, nil
+}
+
+// noExamples refuses an agent file with no examples to run. Its next step
+// proposes the examples file beside the agent (NAME.agent.examples.yaml),
+// which leaves the agent file byte for byte as VS Code runs it, rather
+// than editing the agent.
+func noExamples(path string) *Refusal {
+	next := fmt.Sprintf("add a '## Examples' section with a yaml list of examples to %s", path)
+	if sib := agentfile.SiblingExamplesPath(path); sib != "" {
+		next = fmt.Sprintf("put its examples beside it in %s (a yaml list: - id: NAME, input: TEXT, assert: [...]); the agent file stays unchanged", sib)
+	}
+	r := Refuse(next, "%s has no examples to run", path)
+	r.NoExamples = true
+	return r
 }

@@ -20,6 +20,9 @@ type Refusal struct {
 	// Code is the diagnostic code Preflight shows it with when it is not
 	// CodeRefusal (CodeSettings for an unusable kmx.yaml).
 	Code string `json:"-"`
+	// NoExamples: the file has no examples to run. A command over several
+	// files reports such a file as skipped; one named file is refused.
+	NoExamples bool `json:"-"`
 }
 
 // CodeSettings is the diagnostic code of an unusable kmx.yaml: the

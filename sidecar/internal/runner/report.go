@@ -18,6 +18,10 @@ const (
 	VerdictFail    = "fail"
 	VerdictUnknown = "unknown"
 	VerdictRefused = "refused"
+	// VerdictSkipped is a file a command over several files (kmx test
+	// FOLDER) did not run because it has no examples: neither a pass nor
+	// an error. One file named alone is refused instead.
+	VerdictSkipped = "skipped"
 )
 
 // Report is the safe report of one invocation: verdicts and assertion
