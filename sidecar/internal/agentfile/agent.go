@@ -103,7 +103,23 @@ const (
 	LLMJudge      AssertionType = "llmJudge"
 	ToolCalled    AssertionType = "toolCalled"
 	ToolNotCalled AssertionType = "toolNotCalled"
+	// File assertions, judged from the journaled workspace after the turn
+	// (an example with a workspace only).
+	FileContains    AssertionType = "fileContains"
+	FileNotContains AssertionType = "fileNotContains"
+	FileMatches     AssertionType = "fileMatches"
+	FileUnchanged   AssertionType = "fileUnchanged"
+	FilesChanged    AssertionType = "filesChanged"
 )
+
+// IsFileAssertion reports whether t is judged from the workspace.
+func (t AssertionType) IsFileAssertion() bool {
+	switch t {
+	case FileContains, FileNotContains, FileMatches, FileUnchanged, FilesChanged:
+		return true
+	}
+	return false
+}
 
 // Agent is one parsed agent file. Fields hold decoded values (YAML escapes
 // resolved, comments discarded).
@@ -138,6 +154,10 @@ type Agent struct {
 	// positions in that file. Empty for the single-file form.
 	ExamplesFile string
 	Examples     []Example
+	// Workspace is the examples' default fixture folder: a first list item
+	// holding only `workspace: DIR`. Empty when there is none.
+	Workspace      string
+	WorkspaceRange Range
 	// Revision is the lower-case hex SHA-256 of the exact source bytes;
 	// with a sibling examples file it covers both files (see ParsePair).
 	Revision string
@@ -169,6 +189,23 @@ type Example struct {
 	Assertions []Assertion
 	// Tools holds per-example tool recordings, in source order.
 	Tools []ToolRecording
+	// Workspace is the example's own fixture folder (`workspace: DIR`,
+	// relative to the agent's physical file); empty means the file's
+	// default (Agent.Workspace), if any. See Agent.WorkspaceOf.
+	Workspace      string
+	WorkspaceRange Range
+	// defaults marks a list item holding only `workspace:`: the file's
+	// default, taken out of Examples once the list is read.
+	defaults bool
+}
+
+// WorkspaceOf is the fixture folder ex runs in: its own, else the file's
+// default; empty when it has none.
+func (a *Agent) WorkspaceOf(ex Example) string {
+	if ex.Workspace != "" {
+		return ex.Workspace
+	}
+	return a.Workspace
 }
 
 // Assertion is one entry of an example's assert list.
@@ -177,9 +214,15 @@ type Assertion struct {
 	// the example ID it identifies the assertion ("weekly#2").
 	Index int
 	Type  AssertionType
-	// Value is the operand of contains, notContains and regex, and the tool
-	// name of toolCalled and toolNotCalled.
+	// Value is the operand of contains, notContains and regex, the tool
+	// name of toolCalled and toolNotCalled, the text of fileContains and
+	// fileNotContains, and the pattern of fileMatches.
 	Value string
+	// Path is the workspace file of fileContains, fileNotContains,
+	// fileMatches and fileUnchanged; Paths the list of filesChanged (in
+	// source order; empty means nothing changed).
+	Path  string
+	Paths []string
 	// Rubric, JudgeModel and Threshold belong to llmJudge. Threshold is nil
 	// when omitted (the runner's default applies).
 	Rubric     string

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,6 +107,14 @@ func (p *parser) example(fr fragment, item *yaml.Node, dash, end int) {
 		p.exampleIDs = append(p.exampleIDs, site)
 		return
 	}
+	if len(item.Content) == 2 && item.Content[0].Value == "workspace" {
+		// `- workspace: DIR` alone: the file's default (checkWorkspaces).
+		ex.defaults = true
+		ex.Workspace, ex.WorkspaceRange = p.workspace(fr, item.Content[0], item.Content[1])
+		p.agent.Examples = append(p.agent.Examples, ex)
+		p.exampleIDs = append(p.exampleIDs, site)
+		return
+	}
 	hasID, hasInput := false, false
 	for i := 0; i+1 < len(item.Content); i += 2 {
 		k, v := item.Content[i], item.Content[i+1]
@@ -139,9 +148,11 @@ func (p *parser) example(fr fragment, item *yaml.Node, dash, end int) {
 			ex.Assertions = p.assertions(fr, k, v)
 		case "tools":
 			ex.Tools = p.recordings(fr, k, v)
+		case "workspace":
+			ex.Workspace, ex.WorkspaceRange = p.workspace(fr, k, v)
 		default:
 			p.errorf(p.nodeRange(fr, k), CodeUnknownExampleKey,
-				"unknown example key "+quote(k.Value)+": an example has id, input, assert and tools")
+				"unknown example key "+quote(k.Value)+": an example has id, input, assert, tools and workspace")
 		}
 	}
 	if !hasID {
@@ -177,7 +188,149 @@ func (p *parser) checkIDs() {
 	}
 }
 
-var assertionTypes = "contains, notContains, regex, llmJudge, toolCalled or toolNotCalled"
+var assertionTypes = "contains, notContains, regex, llmJudge, toolCalled, toolNotCalled, fileContains, fileNotContains, fileMatches, fileUnchanged or filesChanged"
+
+// workspace reads `workspace: DIR`: a clean relative folder path (checked
+// again, on disk, before a run).
+func (p *parser) workspace(fr fragment, k, v *yaml.Node) (string, Range) {
+	r := p.pairRange(fr, k, v)
+	s, ok := scalar(v)
+	if !ok || resolve(v).Kind != yaml.ScalarNode {
+		p.errorf(r, CodeBadWorkspace, "`workspace` must be one folder path, such as fixtures/app")
+		return "", r
+	}
+	if err := checkWorkspaceDir(s); err != nil {
+		p.errorf(r, CodeBadWorkspace, err.Error())
+		return "", r
+	}
+	return s, r
+}
+
+// checkWorkspaces takes the file's default workspace (a first list item
+// holding only `workspace:`) out of the examples, and refuses a default
+// anywhere else and a file assertion in an example with no workspace. It
+// runs over the whole list on every parse (never from a cache), as
+// checkIDs does: both depend on the other items.
+func (p *parser) checkWorkspaces() {
+	if slices.ContainsFunc(p.agent.Examples, func(ex Example) bool { return ex.defaults }) {
+		// A new slice: the memo may share the old one's array.
+		var kept []Example
+		for i, ex := range p.agent.Examples {
+			if !ex.defaults {
+				kept = append(kept, ex)
+				continue
+			}
+			if i > 0 {
+				p.errorf(ex.Range, CodeBadWorkspace, "a file-wide `- workspace: DIR` goes first in the list: move it above the first example, or give this example its own `id`, `input` and `workspace`")
+				continue
+			}
+			p.agent.Workspace, p.agent.WorkspaceRange = ex.Workspace, ex.WorkspaceRange
+		}
+		p.agent.Examples = kept
+	}
+	for _, ex := range p.agent.Examples {
+		if p.agent.WorkspaceOf(ex) != "" {
+			continue
+		}
+		for _, a := range ex.Assertions {
+			if a.Type.IsFileAssertion() {
+				p.errorf(a.Range, CodeFileNoWorkspace, "`"+string(a.Type)+"` needs a workspace: give the example `workspace: DIR`, or the file a first item `- workspace: DIR`")
+			}
+		}
+	}
+}
+
+// fileOperand reads `{path: P, KEY: TEXT}` (KEY is text or regex).
+func (p *parser) fileOperand(fr fragment, tk, tv *yaml.Node, a *Assertion, key string) bool {
+	v := resolve(tv)
+	shape := "`" + tk.Value + "` needs `{path: FILE, " + key + ": ...}`"
+	if v == nil || v.Kind != yaml.MappingNode {
+		p.errorf(a.Range, CodeMalformedAssertion, shape)
+		return false
+	}
+	hasPath, hasKey := false, false
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		fk, fv := v.Content[i], v.Content[i+1]
+		s, ok := scalar(fv)
+		ok = ok && resolve(fv).Kind == yaml.ScalarNode && s != ""
+		switch fk.Value {
+		case "path":
+			if !ok {
+				p.errorf(p.pairRange(fr, fk, fv), CodeMalformedAssertion, "`path` must be one file path in the workspace, such as src/main.go")
+				return false
+			}
+			if err := checkWorkspaceFile(s); err != nil {
+				p.errorf(p.pairRange(fr, fk, fv), CodeMalformedAssertion, "`path` "+err.Error())
+				return false
+			}
+			a.Path, hasPath = s, true
+		case key:
+			if !ok {
+				p.errorf(p.pairRange(fr, fk, fv), CodeMalformedAssertion, "`"+key+"` must be non-empty text")
+				return false
+			}
+			if key == "regex" {
+				if err := p.compileRegex(s); err != nil {
+					p.errorf(p.nodeRange(fr, fv), CodeBadRegex, "RE2 rejects this pattern: "+regexReason(err)+"; Go regexps have no backreferences or lookaround")
+					return false
+				}
+			}
+			a.Value, hasKey = s, true
+		default:
+			p.errorf(p.nodeRange(fr, fk), CodeMalformedAssertion, "unknown `"+tk.Value+"` key "+quote(fk.Value)+": "+shape)
+			return false
+		}
+	}
+	if !hasPath || !hasKey {
+		p.errorf(a.Range, CodeMalformedAssertion, shape)
+		return false
+	}
+	return true
+}
+
+// filePath reads one workspace file path operand.
+func (p *parser) filePath(fr fragment, tk, tv *yaml.Node, a *Assertion) bool {
+	s, ok := scalar(tv)
+	if !ok || s == "" || resolve(tv).Kind != yaml.ScalarNode {
+		p.errorf(a.Range, CodeMalformedAssertion, "`"+tk.Value+"` needs one file path in the workspace, such as src/main.go")
+		return false
+	}
+	if err := checkWorkspaceFile(s); err != nil {
+		p.errorf(p.nodeRange(fr, tv), CodeMalformedAssertion, "`"+tk.Value+"` "+err.Error())
+		return false
+	}
+	a.Path = s
+	return true
+}
+
+// filePaths reads the list of filesChanged ([] means nothing changed).
+func (p *parser) filePaths(fr fragment, tk, tv *yaml.Node, a *Assertion) bool {
+	v := resolve(tv)
+	if v == nil || v.Kind != yaml.SequenceNode {
+		p.errorf(a.Range, CodeMalformedAssertion, "`filesChanged` needs a list of file paths, such as [src/main.go]; [] means nothing changed")
+		return false
+	}
+	seen := map[string]bool{}
+	a.Paths = []string{}
+	for _, item := range v.Content {
+		s, ok := scalar(item)
+		if !ok || s == "" || resolve(item).Kind != yaml.ScalarNode {
+			p.errorf(p.nodeRange(fr, item), CodeMalformedAssertion, "`filesChanged` lists file paths, one per item")
+			return false
+		}
+		if err := checkWorkspaceFile(s); err != nil {
+			p.errorf(p.nodeRange(fr, item), CodeMalformedAssertion, "`filesChanged` "+err.Error())
+			return false
+		}
+		if seen[s] {
+			p.errorf(p.nodeRange(fr, item), CodeMalformedAssertion, "`filesChanged` lists "+quote(s)+" twice: keep one")
+			return false
+		}
+		seen[s] = true
+		a.Paths = append(a.Paths, s)
+	}
+	return true
+}
 
 func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 	v = resolve(v)
@@ -218,6 +371,22 @@ func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 			}
 		case LLMJudge:
 			if !p.judge(fr, tk, tv, &a) {
+				continue
+			}
+		case FileContains, FileNotContains:
+			if !p.fileOperand(fr, tk, tv, &a, "text") {
+				continue
+			}
+		case FileMatches:
+			if !p.fileOperand(fr, tk, tv, &a, "regex") {
+				continue
+			}
+		case FileUnchanged:
+			if !p.filePath(fr, tk, tv, &a) {
+				continue
+			}
+		case FilesChanged:
+			if !p.filePaths(fr, tk, tv, &a) {
 				continue
 			}
 		default:

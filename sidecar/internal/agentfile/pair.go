@@ -82,6 +82,7 @@ func ParsePair(agentName string, agentSrc []byte, examplesName string, examplesS
 
 	ex := p.examplesFile(examplesSrc)
 	p.agent.Examples = ex.agent.Examples
+	p.agent.Workspace, p.agent.WorkspaceRange = ex.agent.Workspace, ex.agent.WorkspaceRange
 	for _, d := range ex.diags {
 		d.File = p.examplesName
 		p.diags = append(p.diags, d)
@@ -114,12 +115,14 @@ func (p *parser) examplesFile(src []byte) *parser {
 	whole := p.examplesParser(src)
 	whole.examplesComplete(whole.lineAt(0), 0, len(src), true)
 	whole.checkIDs()
+	whole.checkWorkspaces()
 	if !whole.hasErrors() && len(whole.agent.Examples) > 0 || !whole.hasCode(CodeYAMLSyntax) && !noItems(src) {
 		return whole
 	}
 	open := p.examplesParser(src)
 	open.openExamples(open.lineAt(0), 0, len(src))
 	open.checkIDs()
+	open.checkWorkspaces()
 	if len(open.unfinished) == 0 && !open.hasErrors() {
 		open.abandon(UnfinishedExample, open.src.rng(0, len(src)), "add the first example, starting with `- id:`")
 		return open

@@ -124,6 +124,7 @@ func (p *parser) parse() Result {
 		p.body(body)
 	}
 	p.checkIDs()
+	p.checkWorkspaces()
 	return p.result()
 }
 

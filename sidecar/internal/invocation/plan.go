@@ -227,6 +227,16 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 		return plan, noExamples(req.Path)
 	}
 	for _, ex := range plan.Selected {
+		if ws := plan.Agent.WorkspaceOf(ex); ws != "" {
+			// Parsed, not run yet (issue 27): running the example without
+			// its workspace would test something else, so it is refused.
+			at := ex.WorkspaceRange
+			if ex.Workspace == "" {
+				at = plan.Agent.WorkspaceRange
+			}
+			return plan, refuseAt(at, "remove `workspace:` (and the file assertions) to run the example without a fixture",
+				"example %q names the workspace %q, and this build does not run fixture workspaces yet", ex.ID, ws)
+		}
 		for _, a := range ex.Assertions {
 			switch a.Type {
 			case agentfile.Contains, agentfile.NotContains, agentfile.Regex, agentfile.LLMJudge:

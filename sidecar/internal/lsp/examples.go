@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -69,8 +70,12 @@ func summarize(a agentfile.Assertion) string {
 			s += fmt.Sprintf(" ≥ %d", *a.Threshold)
 		}
 		return s
-	case agentfile.ToolCalled, agentfile.ToolNotCalled:
-		return string(a.Type) + " " + a.Value
+	case agentfile.ToolCalled, agentfile.ToolNotCalled, agentfile.FileUnchanged:
+		return string(a.Type) + " " + a.Value + a.Path
+	case agentfile.FilesChanged:
+		return string(a.Type) + " [" + cut(strings.Join(a.Paths, ", "), 60) + "]"
+	case agentfile.FileContains, agentfile.FileNotContains, agentfile.FileMatches:
+		return string(a.Type) + " " + a.Path + " " + strconv.Quote(cut(a.Value, 60))
 	}
 	return string(a.Type) + " " + strconv.Quote(cut(a.Value, 60))
 }

@@ -13,10 +13,11 @@ import (
 	"unicode/utf8"
 )
 
-// The tools a Workspace answers, by the function names VS Code gives them
-// (the agent file's qualified names map onto these: read/readFile is
-// read_file, search/codebase is semantic_search, edit/editFiles covers the
-// three editing functions, and so on; the table is localtools').
+// The tools a Workspace answers, by the function names Copilot Chat gives
+// them. ForTool maps the full reference names of VS Code's table
+// (package vscodetools: read/readFile, search/codebase, edit/editFiles,
+// ...) onto them, and each accepts the argument names of that table's
+// schema.
 const (
 	ReadFile        = "read_file"
 	ListDir         = "list_dir"
@@ -36,6 +37,30 @@ var (
 	ReadTools = []string{ReadFile, ListDir, FileSearch, GrepSearch, SemanticSearch, ListCodeUsages}
 	EditTools = []string{CreateFile, CreateDirectory, ReplaceString, MultiReplace, InsertEdit}
 )
+
+// byReference maps vscodetools' full reference names onto the functions.
+var byReference = map[string]string{
+	"read/readFile":        ReadFile,
+	"search/listDirectory": ListDir,
+	"search/fileSearch":    FileSearch,
+	"search/textSearch":    GrepSearch,
+	"search/codebase":      SemanticSearch,
+	"search/usages":        ListCodeUsages,
+	"edit/createFile":      CreateFile,
+	"edit/createDirectory": CreateDirectory,
+	// VS Code's edit/editFiles turns on its editing tools; its table
+	// schema is the one-occurrence replacement.
+	"edit/editFiles": ReplaceString,
+}
+
+// ForTool returns the function that answers the VS Code tool with the full
+// reference name ref (vscodetools' canonical name), and whether a
+// workspace answers it. Terminal, task, test, notebook, web and extension
+// tools are never answered here.
+func ForTool(ref string) (string, bool) {
+	fn, ok := byReference[ref]
+	return fn, ok
+}
 
 // Answers reports whether a Workspace answers the function name.
 func Answers(name string) bool { return isOneOf(name, ReadTools) || isOneOf(name, EditTools) }
@@ -510,11 +535,20 @@ func (w *Workspace) codebase(ctx context.Context, arguments string) (string, err
 // usages is a plain text search for the symbol as a whole word: every
 // occurrence, definitions and references alike, with no language server.
 func (w *Workspace) usages(ctx context.Context, arguments string) (string, error) {
-	a, err := decodeArgs(ListCodeUsages, arguments, "symbolName", "filePaths")
+	// VS Code 1.111's schema says symbol and filePath; Copilot Chat's
+	// older one symbolName and filePaths. Either is taken, not both.
+	a, err := decodeArgs(ListCodeUsages, arguments, "symbol", "filePath", "symbolName", "filePaths")
 	if err != nil {
 		return "", err
 	}
-	sym, err := a.str("symbolName", true)
+	key := "symbol"
+	if a.has("symbolName") {
+		key = "symbolName"
+		if a.has("symbol") {
+			return "", toolErr("give symbol or symbolName, not both")
+		}
+	}
+	sym, err := a.str(key, true)
 	if err != nil {
 		return "", err
 	}
@@ -525,6 +559,13 @@ func (w *Workspace) usages(ctx context.Context, arguments string) (string, error
 	paths, err := a.strings("filePaths")
 	if err != nil {
 		return "", err
+	}
+	one, err := a.str("filePath", false)
+	if err != nil {
+		return "", err
+	}
+	if one != "" {
+		paths = append(paths, one)
 	}
 	for _, p := range paths {
 		// The paths are only hints; a bad one is still refused, so no path
