@@ -41,6 +41,7 @@ func TestPreflightShowsRefusalsWhereTheyArise(t *testing.T) {
 		{"a tool name an endpoint cannot accept", "---\nmodel: llama3\ntools: [ping, edit/editFiles]\n---\nSay ok.\n" + examples + "    - contains: ok\n```\n", Options{Endpoint: "http://127.0.0.1:11434/v1"}, 2, `the tool name "edit/editFiles" cannot be offered on an OpenAI-compatible endpoint`, "", ""},
 		{"a workspace is parsed but not run yet", "---\nmodel: fake\n---\nSay ok.\n" + examples + "    - fileUnchanged: a.go\n  workspace: fx\n```\n", Options{}, 12, "does not run fixture workspaces yet", "", ""},
 		{"a file-wide workspace too", "---\nmodel: fake\n---\nSay ok.\n\n## Examples\n\n```yaml\n- workspace: fx\n- id: one\n  input: hi\n```\n", Options{}, 8, "does not run fixture workspaces yet", "", ""},
+		{"the fake would edit a workspace", "---\nmodel: fake\n---\nReplace `a` with `b` in `x.go`\n" + examples + "    - contains: ok\n```\n", Options{}, 3, "does not run fixture workspaces yet", "", ""},
 		{"an invalid file has its parse diagnostics instead", "---\nmodel: llama3\n---\nSay ok.\n" + examples + "    - containz: ok\n```\n", Options{}, -1, "", "", ""},
 	}
 	for _, tc := range cases {

@@ -175,6 +175,13 @@ func checkToolRoute(plan *Plan, rt *Routes, src []byte) error {
 		if errors.As(err, &ute) {
 			directive = ute.Tool
 		}
+		var we *route.WorkspaceEditError
+		if errors.As(err, &we) && rt.Agent.Route == route.Fake {
+			// Its three sends need the workspace harness (issue 27), which
+			// is not wired into runs yet.
+			return refuseNear(&plan.Agent.InstructionsRange, "remove the Replace directive: the fake model edits a workspace only on the workspace harness, which this build does not run yet",
+				"the instructions ask the fake model to edit %q in a workspace, and this build does not run fixture workspaces yet", we.Path)
+		}
 	}
 	if len(names) == 0 {
 		if directive != "" && rt.Agent.Route == route.Fake {

@@ -24,7 +24,35 @@ var (
 	// Row 3: a tool call, made only when the request offers the tool;
 	// otherwise refused.
 	fakeCallTool = regexp.MustCompile("Call the tool `([^`\n]+)`")
+	// Row 4 (issue 27): read a workspace file, then replace one text in
+	// it, through VS Code's read/readFile and edit/editFiles.
+	fakeReplaceIn = regexp.MustCompile("Replace `([^`\n]+)` with `([^`\n]+)` in `([^`\n]+)`")
 )
+
+// Function names the workspace directive calls: VS Code's read/readFile and
+// edit/editFiles as offered (vscodetools' function names).
+const (
+	FakeReadFunction = "read_readFile"
+	FakeEditFunction = "edit_editFiles"
+)
+
+// FakeEditDirective is the row-4 directive, as an author writes it: read
+// path, then replace old with repl in it.
+func FakeEditDirective(old, repl, path string) string {
+	return "Replace `" + old + "` with `" + repl + "` in `" + path + "`"
+}
+
+// WorkspaceEditError is the fake model's refusal when the instructions ask
+// it to edit a workspace file but the request does not offer both the read
+// and the edit tool: the example is refused rather than answered.
+type WorkspaceEditError struct {
+	Path string
+}
+
+func (e *WorkspaceEditError) Error() string {
+	return fmt.Sprintf("the fake model was asked to edit %q, but the request does not offer %s and %s; "+
+		"declare read/readFile and edit/editFiles and give the example a workspace, or remove the Replace directive", e.Path, FakeReadFunction, FakeEditFunction)
+}
 
 // FakeToolDirective is the row-3 directive to call tool, as an author
 // writes it in the instructions.
@@ -77,6 +105,11 @@ func (fakeModel) Complete(ctx context.Context, req Request) (Completion, error) 
 	if errors.As(err, &unbound) && offers(req.Tools, unbound.Tool) {
 		return fakeToolTurn(req, unbound.Tool), nil
 	}
+	var edit *WorkspaceEditError
+	if errors.As(err, &edit) && offers(req.Tools, FakeReadFunction) && offers(req.Tools, FakeEditFunction) {
+		m := fakeReplaceIn.FindStringSubmatch(instructions)
+		return fakeEditTurn(req, m[1], m[2], m[3]), nil
+	}
 	if err != nil {
 		return Completion{}, err
 	}
@@ -102,6 +135,35 @@ func fakeToolTurn(req Request, name string) Completion {
 		ToolCalls: []ToolCall{{ID: FakeCallID, Name: name, Arguments: "{}"}}}
 }
 
+// fakeEditTurn is row 4 when the request offers both tools, one step per
+// send, each decided by the tool results the request carries: first read
+// the file; once its text is back, replace old with repl in it (or, when
+// the text does not hold old, say so and stop); once the edit's result is
+// back, answer with it. Three sends: it needs a harness with room for a
+// loop (kmx-local-tools-v1 refuses the second tool round).
+func fakeEditTurn(req Request, old, repl, path string) Completion {
+	var results []string
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			results = append(results, m.Content)
+		}
+	}
+	call := func(id, name string, args map[string]any) Completion {
+		b, _ := json.Marshal(args)
+		return Completion{Model: Fake, FinishReason: "tool_calls",
+			ToolCalls: []ToolCall{{ID: id, Name: name, Arguments: string(b)}}}
+	}
+	switch {
+	case len(results) == 0:
+		return call("call_read", FakeReadFunction, map[string]any{"filePath": path, "startLine": 1, "endLine": 100000})
+	case len(results) == 1 && strings.Contains(results[0], old):
+		return call("call_edit", FakeEditFunction, map[string]any{"filePath": path, "oldString": old, "newString": repl})
+	case len(results) == 1:
+		return Completion{Model: Fake, Text: "kmx fake model: " + path + " does not hold the text to replace.", FinishReason: "stop"}
+	}
+	return Completion{Model: Fake, Text: results[len(results)-1], FinishReason: "stop"}
+}
+
 func offers(tools []ToolDef, name string) bool {
 	for _, t := range tools {
 		if t.Name == name {
@@ -121,7 +183,8 @@ func compactJSON(s string) string {
 }
 
 // FakeAnswer is the fake model's directive table as a pure function of the
-// instructions and the input. It returns *UnboundToolError for the tool row.
+// instructions and the input. It returns *UnboundToolError for the tool row
+// and *WorkspaceEditError for the workspace row (issue 27).
 func FakeAnswer(instructions, input string) (string, error) {
 	if m := fakeReplyExactly.FindStringSubmatch(instructions); m != nil {
 		return m[1], nil
@@ -131,6 +194,9 @@ func FakeAnswer(instructions, input string) (string, error) {
 	}
 	if m := fakeCallTool.FindStringSubmatch(instructions); m != nil {
 		return "", &UnboundToolError{Tool: m[1]}
+	}
+	if m := fakeReplaceIn.FindStringSubmatch(instructions); m != nil {
+		return "", &WorkspaceEditError{Path: m[3]}
 	}
 	return FakeGuidance, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -134,5 +135,55 @@ func TestFakeTurnNumberCountsTheHistory(t *testing.T) {
 	c, err = NewFake().Complete(ctx, ChatRequestWithHistory(Fake, "Reply with exactly `X`.\nReply with the turn number", hist, "b"))
 	if err != nil || c.Text != "X" {
 		t.Fatalf("answer = %q, %v; want the first row to win", c.Text, err)
+	}
+}
+
+// Row 4 reads, then edits, then answers with the edit's result, each step
+// decided by the results the request carries; without both tools offered
+// it refuses.
+func TestFakeEditDirectiveReadsThenEdits(t *testing.T) {
+	m := NewFake()
+	instr := "Fix it.\n" + FakeEditDirective("return a - b", "return a + b", "calc/add.go")
+	tools := []ToolDef{{Name: FakeReadFunction}, {Name: FakeEditFunction}}
+	req := ChatRequest("fake", instr, "fix Add")
+	req.Tools = tools
+	c, err := m.Complete(context.Background(), req)
+	if err != nil || len(c.ToolCalls) != 1 || c.ToolCalls[0].Name != FakeReadFunction ||
+		c.ToolCalls[0].Arguments != `{"endLine":100000,"filePath":"calc/add.go","startLine":1}` {
+		t.Fatalf("send 1: %+v, %v", c, err)
+	}
+	req.Messages = append(req.Messages, Message{Role: "assistant", ToolCalls: c.ToolCalls},
+		Message{Role: "tool", ToolCallID: c.ToolCalls[0].ID, Content: "func Add(a, b int) int {\n\treturn a - b\n}\n"})
+	c, err = m.Complete(context.Background(), req)
+	if err != nil || len(c.ToolCalls) != 1 || c.ToolCalls[0].Name != FakeEditFunction ||
+		c.ToolCalls[0].Arguments != `{"filePath":"calc/add.go","newString":"return a + b","oldString":"return a - b"}` {
+		t.Fatalf("send 2: %+v, %v", c, err)
+	}
+	req.Messages = append(req.Messages, Message{Role: "assistant", ToolCalls: c.ToolCalls},
+		Message{Role: "tool", ToolCallID: c.ToolCalls[0].ID, Content: "Edited calc/add.go."})
+	c, err = m.Complete(context.Background(), req)
+	if err != nil || len(c.ToolCalls) != 0 || c.Text != "Edited calc/add.go." {
+		t.Fatalf("send 3: %+v, %v", c, err)
+	}
+	// The read shows no such text: it says so and stops.
+	req2 := ChatRequest("fake", instr, "fix Add")
+	req2.Tools = tools
+	req2.Messages = append(req2.Messages, Message{Role: "tool", Content: "package calc\n"})
+	if c, err := m.Complete(context.Background(), req2); err != nil || len(c.ToolCalls) != 0 || !strings.Contains(c.Text, "does not hold") {
+		t.Fatalf("no such text: %+v, %v", c, err)
+	}
+	// Without both tools offered: refused, never answered.
+	req3 := ChatRequest("fake", instr, "fix Add")
+	req3.Tools = tools[:1]
+	var we *WorkspaceEditError
+	if _, err := m.Complete(context.Background(), req3); !errors.As(err, &we) || we.Path != "calc/add.go" {
+		t.Fatalf("one tool offered: %v", err)
+	}
+	if _, err := m.Complete(context.Background(), ChatRequest("fake", instr, "x")); !errors.As(err, &we) {
+		t.Fatalf("tool-free: %v", err)
+	}
+	// Rows 1 to 3 win over row 4.
+	if c, err := m.Complete(context.Background(), ChatRequest("fake", instr+"\nReply with exactly `A`.", "x")); err != nil || c.Text != "A" {
+		t.Fatalf("row 1: %+v, %v", c, err)
 	}
 }
