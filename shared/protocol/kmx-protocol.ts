@@ -600,6 +600,11 @@ export interface InspectedTool {
   name: string;
   state: string;
   source: string;
+  function?: string;
+  reference?: string;
+  description?: string;
+  parameters?: string;
+  table?: string;
 }
 
 /** Go: readback.InspectedToolCall */
@@ -607,6 +612,7 @@ export interface InspectedToolCall {
   index: number;
   id: string;
   name: string;
+  tool?: string;
   arguments: string;
   source?: string;
   result?: string;

@@ -400,7 +400,7 @@ func TestRefusedRequests(t *testing.T) {
 		wantText string
 	}{
 		{name: "tools harness with no tools", mutate: func(r *sessionspb.HarnessTurnRequest) { r.Harness = LocalTools },
-			wantCode: codes.InvalidArgument, wantText: "offers 1 to 32 tools"},
+			wantCode: codes.InvalidArgument, wantText: "offers 1 to 128 tools"},
 		{name: "chat harness offered tools", mutate: func(r *sessionspb.HarnessTurnRequest) {
 			r.Tools = []*sessionspb.ToolSpec{{Name: "t", State: "Enabled", Source: "unavailable"}}
 		}, wantCode: codes.InvalidArgument, wantText: "tool-free"},

@@ -26,8 +26,9 @@ const (
 	ErrTextToolsNotSet = "tool set is malformed"
 )
 
-// maxOfferedTools matches the agent file's limit on declared tool names.
-const maxOfferedTools = 32
+// maxOfferedTools bounds one turn's offered tools (32 declared references,
+// a tool set standing for its members).
+const maxOfferedTools = localtools.MaxOfferedTools
 
 // toolParameters is the schema offered for a declared name: names-only
 // declarations carry no schema, so any JSON object is accepted and
@@ -68,7 +69,8 @@ func liveDispatch(live LiveTools) dispatcher {
 func ToolsToProto(tools []localtools.Tool) []*sessionspb.ToolSpec {
 	out := make([]*sessionspb.ToolSpec, 0, len(tools))
 	for _, t := range tools {
-		s := &sessionspb.ToolSpec{Name: t.Name, State: t.State, Source: t.Source, Pending: t.Pending}
+		s := &sessionspb.ToolSpec{Name: t.Name, State: t.State, Source: t.Source, Pending: t.Pending,
+			Function: t.Function, Reference: t.Reference, Description: t.Description, Parameters: t.Parameters, Table: t.Table}
 		for _, c := range t.Recorded {
 			s.Recorded = append(s.Recorded, &sessionspb.SavedCall{Arguments: c.Arguments, Result: c.Result})
 		}
@@ -81,7 +83,8 @@ func ToolsToProto(tools []localtools.Tool) []*sessionspb.ToolSpec {
 func ToolsFromProto(specs []*sessionspb.ToolSpec) []localtools.Tool {
 	out := make([]localtools.Tool, 0, len(specs))
 	for _, s := range specs {
-		t := localtools.Tool{Name: s.GetName(), State: s.GetState(), Source: s.GetSource(), Pending: s.GetPending()}
+		t := localtools.Tool{Name: s.GetName(), State: s.GetState(), Source: s.GetSource(), Pending: s.GetPending(),
+			Function: s.GetFunction(), Reference: s.GetReference(), Description: s.GetDescription(), Parameters: s.GetParameters(), Table: s.GetTable()}
 		for _, c := range s.GetRecorded() {
 			t.Recorded = append(t.Recorded, localtools.RecordedCall{Arguments: c.GetArguments(), Result: c.GetResult()})
 		}
@@ -90,10 +93,21 @@ func ToolsFromProto(specs []*sessionspb.ToolSpec) []localtools.Tool {
 	return out
 }
 
-// ToolDefs is what the model is offered: every declared name, none left out.
+// ToolDefs is what the model is offered: every declared tool, none left
+// out, under its function name. A tool of VS Code's reference table (or an
+// MCP stub) is offered with its journaled definition, as VS Code would
+// offer it; any other name with kmx's generic one.
 func ToolDefs(tools []localtools.Tool) []route.ToolDef {
 	out := make([]route.ToolDef, 0, len(tools))
 	for _, t := range tools {
+		aliases := []string{t.Name}
+		if t.Reference != "" {
+			aliases = append(aliases, t.Reference)
+		}
+		if t.Description != "" || t.Parameters != "" {
+			out = append(out, route.ToolDef{Name: t.FunctionName(), Description: t.Description, Parameters: t.Parameters, Aliases: aliases})
+			continue
+		}
 		desc := "Declared tool " + t.Name + "."
 		switch t.Source {
 		case localtools.SourceDisabled:
@@ -103,7 +117,7 @@ func ToolDefs(tools []localtools.Tool) []route.ToolDef {
 		case localtools.SourceRecorded:
 			desc += " Answers from saved output in this test."
 		}
-		out = append(out, route.ToolDef{Name: t.Name, Description: desc, Parameters: toolParameters})
+		out = append(out, route.ToolDef{Name: t.FunctionName(), Description: desc, Parameters: toolParameters, Aliases: aliases})
 	}
 	return out
 }
@@ -119,11 +133,20 @@ func checkToolRequest(req *sessionspb.HarnessTurnRequest) error {
 		return status.Errorf(codes.InvalidArgument, "a %q turn offers 1 to %d tools; this one offers %d", LocalTools, maxOfferedTools, len(tools))
 	}
 	seen := map[string]bool{}
+	functions := map[string]bool{}
 	for i, t := range tools {
 		if t.GetName() == "" || seen[t.GetName()] {
 			return status.Errorf(codes.InvalidArgument, "tool %d has no name or repeats one: offer each declared tool once", i+1)
 		}
 		seen[t.GetName()] = true
+		fn := t.GetFunction()
+		if fn == "" {
+			fn = t.GetName()
+		}
+		if functions[fn] {
+			return status.Errorf(codes.InvalidArgument, "tool %d repeats the function name %q: offer each tool under its own", i+1, fn)
+		}
+		functions[fn] = true
 		if t.GetState() != localtools.Enabled && t.GetState() != localtools.Disabled {
 			return status.Errorf(codes.InvalidArgument, "tool %q has state %q: use Enabled or Disabled", t.GetName(), t.GetState())
 		}

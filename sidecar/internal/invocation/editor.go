@@ -65,30 +65,34 @@ func (b *editorBuilder) model(ctx context.Context, refs []string, what string) (
 	return b.session.Model(info), nil
 }
 
-// bindTools binds each name to the one tool VS Code offers under exactly
-// that name, listing the tools once, and freezes the binding in the
-// session: the tool-side half of the preflight.
-func (b *editorBuilder) bindTools(ctx context.Context, names []string) error {
+// bindTools binds each wanted tool to the tool VS Code offers for it,
+// listing the tools once, freezes the binding in the session (the
+// tool-side half of the preflight) and returns the bound function names.
+func (b *editorBuilder) bindTools(ctx context.Context, wants []route.EditorToolWant) (map[string]bool, error) {
 	lctx, cancel := context.WithTimeout(ctx, editorListBound)
 	offered, err := b.host.Tools(lctx)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return Refuse("try again; if it keeps failing, run kmx: Restart Language Server and see the kmx output channel",
+		return nil, Refuse("try again; if it keeps failing, run kmx: Restart Language Server and see the kmx output channel",
 			"VS Code did not list the tools it offers")
 	}
-	bound, err := route.BindEditorTools(names, offered)
+	bound, err := route.BindEditorTools(wants, offered)
 	if err != nil {
 		var be *route.ToolBindError
 		if errors.As(err, &be) {
-			return Refuse(be.Next, "%s", be.Msg)
+			return nil, Refuse(be.Next, "%s", be.Msg)
 		}
-		return err
+		return nil, err
 	}
 	b.session.BindTools(bound)
-	return nil
+	out := make(map[string]bool, len(bound))
+	for fn := range bound {
+		out[fn] = true
+	}
+	return out, nil
 }
 
 // invokeTool is the harness's live executor on the editor route: the

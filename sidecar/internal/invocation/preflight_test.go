@@ -34,7 +34,6 @@ func TestPreflightShowsRefusalsWhereTheyArise(t *testing.T) {
 		// parse Error on its line (KMX3006), so nothing is added.
 		{"a tool assertion on a file that declares no tools", "---\nmodel: fake\n---\nSay ok.\n" + examples + "    - toolCalled: ping\n```\n", Options{}, -1, "", "", ""},
 		{"the fake would call a tool the file does not declare", "---\nmodel: fake\n---\nSay ok.\nCall the tool `ping`\n" + examples + "    - contains: ok\n```\n", Options{}, 4, "which the agent file does not declare", "", ""},
-		{"the fake would call a declared tool with no recording", "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n" + examples + "    - toolCalled: ping\n```\n", Options{}, 9, "which has no recording and no binding", "", ""},
 		{"a Disabled tool the fake would call is answered offline", "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n" + examples + "    - toolCalled: ping\n```\n", Options{}, -1, "", "tools:\n  ping: Disabled\n", ""},
 		{"an invalid kmx.yaml", "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n" + examples + "    - toolCalled: ping\n```\n", Options{}, 2, "kmx.yaml cannot be used", "tools:\n  ping: Ask\n", CodeSettings},
 		{"tools on an endpoint run there", "---\nmodel: llama3\ntools: [ping]\n---\nSay ok.\n" + examples + "    - contains: ok\n```\n", Options{Endpoint: "http://127.0.0.1:11434/v1"}, -1, "", "", ""},

@@ -12,6 +12,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	kmxversion "github.com/kmxdev/kmx/sidecar/internal/version"
+	"github.com/kmxdev/kmx/sidecar/internal/vscodetools"
 )
 
 // planTools is the tool part of a Plan: kmx.yaml's settings frozen at run
@@ -21,6 +22,9 @@ type planTools struct {
 	settings localtools.Settings
 	// sets maps an example ID (or AdHocID) to its tool set.
 	sets map[string][]localtools.Tool
+	// shape is one example's tool set: every example's set holds the same
+	// tools in the same states (only their recordings and sources differ).
+	shape []localtools.Tool
 	// github is the --tool-bindings read when the run uses it, else nil.
 	github *githubRead
 }
@@ -73,6 +77,9 @@ func prepareTools(opts Options, req Request, plan *Plan) error {
 				"example %q: %s", id, err.Error())
 		}
 		plan.tools.sets[id] = set
+		if plan.tools.shape == nil {
+			plan.tools.shape = set
+		}
 		return nil
 	}
 	if plan.AdHoc != nil {
@@ -121,21 +128,17 @@ func bindGitHub(opts Options, req Request, plan *Plan) error {
 	return nil
 }
 
-// bindEditorTools binds, on the editor route, each declared tool that
-// kmx.yaml leaves Enabled to the tool VS Code offers under exactly that
-// name (refusing none or several), before the journal exists, and makes it
-// the live source of every example's tool set. Disabled tools are not
+// bindEditorTools binds, on the editor route, each tool that kmx.yaml
+// leaves Enabled to the tool VS Code itself would use for it (editorWants),
+// before the journal exists, and makes it the live source of every
+// example's tool set. A tool VS Code offers nothing for keeps its source
+// (a recording, else the stub): never a refusal. Disabled tools are not
 // bound: Disabled wins, and nothing is asked of VS Code for them.
 func bindEditorTools(ctx context.Context, plan *Plan, rt *Routes) error {
 	if rt.editor == nil || rt.Agent.Route != route.Editor {
 		return nil
 	}
-	var enabled []string
-	for _, name := range declared(plan.Agent) {
-		if plan.tools.settings.State(name) == localtools.Enabled {
-			enabled = append(enabled, name)
-		}
-	}
+	enabled := editorWants(plan)
 	if len(enabled) == 0 {
 		return nil
 	}
@@ -145,12 +148,13 @@ func bindEditorTools(ctx context.Context, plan *Plan, rt *Routes) error {
 		return Refuse(fmt.Sprintf("run on the fake model (--model fake) to use the binding file, or drop the binding so the tool VS Code offers as %s answers", g.name),
 			"the tool binding file binds %s, but this run is on the editor route, where declared tools bind to the tools VS Code offers", g.name)
 	}
-	if err := rt.editor.bindTools(ctx, enabled); err != nil {
+	bound, err := rt.editor.bindTools(ctx, enabled)
+	if err != nil {
 		return err
 	}
 	for id, set := range plan.tools.sets {
 		for i := range set {
-			if set[i].State == localtools.Enabled {
+			if set[i].State == localtools.Enabled && bound[set[i].FunctionName()] {
 				set[i].Source = localtools.SourceLive
 			}
 		}
@@ -158,6 +162,28 @@ func bindEditorTools(ctx context.Context, plan *Plan, rt *Routes) error {
 	}
 	plan.liveTools = rt.editor.invokeTool
 	return nil
+}
+
+// editorWants is every Enabled tool of the run with the vscode.lm.tools
+// names that implement it: for a tool of VS Code's reference table, the ids
+// VS Code registers for it (vscode.lm.tools names a tool by its id, never by
+// the reference name an agent file writes); for any other declared name,
+// that exact name; an MCP stub has none (kmx knows no definition for it).
+func editorWants(plan *Plan) []route.EditorToolWant {
+	var out []route.EditorToolWant
+	for _, t := range plan.tools.shape {
+		if t.State != localtools.Enabled {
+			continue
+		}
+		w := route.EditorToolWant{Function: t.FunctionName()}
+		if vt, ok := vscodetools.Lookup(t.Name); ok && t.Table != "" {
+			w.Names = append([]string{vt.ID}, vt.IDs...)
+		} else if t.Table == "" {
+			w.Names = []string{t.Name}
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // checkToolRoute refuses, before anything is created or sent, a tool the
@@ -204,39 +230,15 @@ func checkToolRoute(plan *Plan, rt *Routes, src []byte) error {
 	if directive == "" {
 		return nil
 	}
-	st := plan.tools.settings.State(directive)
-	if st == "" {
-		return refuseNear(directiveAt(src, plan.Agent, directive), fmt.Sprintf("declare %q in the agent file's tools, or fix the name in the directive", directive),
-			"the instructions ask the fake model to call the tool %q, which the agent file does not declare", directive)
-	}
-	if st == localtools.Disabled {
+	// The directive may name the tool as the file declares it, by its
+	// canonical or function name, or by a name standing for it (`fetch`
+	// for `web/fetch` under `web`). A declared tool with no recording or
+	// binding answers "not available in this test": never a refusal.
+	if _, ok := localtools.Named(plan.tools.shape, directive); ok || plan.tools.shape == nil {
 		return nil
 	}
-	ids := make([]string, 0, len(plan.Selected)+1)
-	if plan.AdHoc != nil {
-		ids = append(ids, AdHocID)
-	}
-	for _, ex := range plan.Selected {
-		ids = append(ids, ex.ID)
-	}
-	ranges := map[string]*agentfile.Range{}
-	for i := range plan.Selected {
-		ranges[plan.Selected[i].ID] = &plan.Selected[i].Range
-	}
-	for _, id := range ids {
-		t, _ := localtools.Find(plan.tools.sets[id], directive)
-		if t.Source == localtools.SourceRecorded || t.Source == localtools.SourceLive {
-			continue
-		}
-		where := fmt.Sprintf("example %q", id)
-		if id == AdHocID {
-			where = "the ad-hoc input"
-		}
-		return refuseNear(ranges[id], fmt.Sprintf("add a recording to %s (tools: {%s: {recorded: {calls: [{arguments: {}, result: ...}]}}}) or a binding, or set %s: Disabled in kmx.yaml",
-			where, directive, directive),
-			"the fake model would call the tool %q in %s, which has no recording and no binding", directive, where)
-	}
-	return nil
+	return refuseNear(directiveAt(src, plan.Agent, directive), fmt.Sprintf("declare %q in the agent file's tools, or fix the name in the directive", directive),
+		"the instructions ask the fake model to call the tool %q, which the agent file does not declare", directive)
 }
 
 // checkFunctionNames refuses, on an endpoint, a tool the harness would

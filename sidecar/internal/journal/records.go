@@ -60,6 +60,17 @@ type OfferedTool struct {
 	Source   string         `json:"source"`
 	Recorded []RecordedCall `json:"recorded,omitempty"`
 	Pending  bool           `json:"pending,omitempty"`
+	// Function, Reference, Description, Parameters and Table are the
+	// offered definition of a tool of VS Code's reference table (Table its
+	// version) or an MCP stub: the function name the model calls, the
+	// declared reference, the description and the JSON schema. Absent for
+	// a name offered with kmx's generic definition, so older journals read
+	// as before.
+	Function    string `json:"function,omitempty"`
+	Reference   string `json:"reference,omitempty"`
+	Description string `json:"description,omitempty"`
+	Parameters  string `json:"parameters,omitempty"`
+	Table       string `json:"table,omitempty"`
 }
 
 // RecordedCall is one saved call of an offered tool, as JSON text.

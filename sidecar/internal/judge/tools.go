@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/vscodetools"
 )
 
 // ToolUse is one call of a replay-verified tool trace: the model requested
@@ -13,17 +14,22 @@ import (
 type ToolUse struct {
 	Name   string `json:"name"`
 	Source string `json:"source"`
+	// Reference is the declared reference that brought the tool in (the
+	// set edit for edit/editFiles).
+	Reference string `json:"-"`
 }
 
 // EvaluateTool judges toolCalled / toolNotCalled against the tool trace of a
 // turn that ran on the tool harness and was replay-verified; the runner
 // never calls it with any other trace. Called means requested in a validated
-// batch, whatever answered it; the sources are in the message.
+// batch, whatever answered it; the sources are in the message. The name is
+// matched as the agent file writes it: the tool (edit/editFiles, or its
+// legacy editFiles), or a set or reference standing for it (edit).
 func EvaluateTool(a agentfile.Assertion, uses []ToolUse) AssertionResult {
 	r := AssertionResult{Index: a.Index, Type: a.Type, Expected: a.Value}
 	var sources []string
 	for _, u := range uses {
-		if u.Name == a.Value {
+		if u.Name == a.Value || u.Reference == a.Value || vscodetools.Covers(a.Value, u.Name) {
 			sources = append(sources, u.Source)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
+	"github.com/kmxdev/kmx/sidecar/internal/vscodetools"
 )
 
 // Bounds of the kmx-local-tools-v1 harness (SPEC §9).
@@ -23,6 +24,9 @@ const (
 	MaxResultBytes = 32 << 10
 	// MaxCallIDBytes bounds a call ID the model chose.
 	MaxCallIDBytes = 128
+	// MaxOfferedTools bounds the tools one example offers: at most 32
+	// declared references, a tool set standing for its members.
+	MaxOfferedTools = 128
 )
 
 // Fixed answers the model receives instead of a tool's output.
@@ -61,6 +65,38 @@ type Tool struct {
 	Recorded []RecordedCall `json:"recorded,omitempty"`
 	// Pending marks a `calls: []` recording waiting for its first capture.
 	Pending bool `json:"pending,omitempty"`
+	// Function is the name the model is offered the tool under, when it
+	// differs from Name (`edit_editFiles` for `edit/editFiles`): every
+	// route's function names match ^[A-Za-z0-9_-]{1,64}$.
+	Function string `json:"function,omitempty"`
+	// Reference is the declared reference that brought the tool in, when
+	// it differs from Name (the set `edit` for `edit/editFiles`, the legacy
+	// `codebase` for `search/codebase`): kmx.yaml states and recordings
+	// are keyed by it.
+	Reference string `json:"reference,omitempty"`
+	// Description and Parameters (a JSON schema) are the definition
+	// offered for a tool of VS Code's reference table (Table names its
+	// version) or an MCP stub; empty for any other name, which gets kmx's
+	// generic definition.
+	Description string `json:"description,omitempty"`
+	Parameters  string `json:"parameters,omitempty"`
+	Table       string `json:"table,omitempty"`
+}
+
+// FunctionName is the name the model calls the tool by.
+func (t Tool) FunctionName() string {
+	if t.Function != "" {
+		return t.Function
+	}
+	return t.Name
+}
+
+// Declared is the reference the agent file declares the tool by.
+func (t Tool) Declared() string {
+	if t.Reference != "" {
+		return t.Reference
+	}
+	return t.Name
 }
 
 // Call is one tool call the model requested.
@@ -79,37 +115,51 @@ type Answer struct {
 // execution goes through the host's executor, not this package.
 var ErrNeedsBinding = errors.New("the tool is bound to a live executor")
 
-// Freeze builds the tool set of one example: every declared name, in
-// declaration order, with its kmx.yaml state and the source that answers
-// it. bound names the tools with a live binding. Recorded results are
-// checked for credential shapes here, before anything is journaled.
+// Freeze builds the tool set of one example: every tool the declared
+// references stand for (vscodetools.Expand: a set's members, a legacy name's
+// tool, an MCP stub, or the name itself), in declaration order, each once,
+// with the kmx.yaml state of the reference that declares it and the source
+// that answers it. bound names the tools with a live binding. A recording
+// keyed by a reference answers every tool that reference stands for; one
+// keyed by a tool's own name answers it first. Recorded results are checked
+// for credential shapes here, before anything is journaled.
 func Freeze(settings Settings, recs []agentfile.ToolRecording, bound map[string]bool) ([]Tool, error) {
-	byName := make(map[string]agentfile.ToolRecording, len(recs))
-	for _, r := range recs {
-		byName[r.Tool] = r
-	}
-	out := make([]Tool, 0, len(settings.States))
+	refs := make([]string, 0, len(settings.States))
 	for _, st := range settings.States {
-		t := Tool{Name: st.Name, State: st.State, Source: SourceUnavailable}
-		if r, ok := byName[st.Name]; ok {
+		refs = append(refs, st.Name)
+	}
+	offers := vscodetools.Expand(refs)
+	out := make([]Tool, 0, len(offers))
+	for _, o := range offers {
+		t := Tool{Name: o.Name, State: settings.State(o.Reference), Source: SourceUnavailable}
+		if o.Kind != vscodetools.KindOther || o.Function != o.Name {
+			t.Function = o.Function
+		}
+		if o.Kind != vscodetools.KindOther {
+			t.Description, t.Parameters, t.Table = o.Description, o.Schema, vscodetools.TableVersion
+			if o.Reference != o.Name {
+				t.Reference = o.Reference
+			}
+		}
+		if r, ok := recordingFor(recs, t); ok {
 			t.Pending = r.Pending
 			for i, c := range r.Calls {
 				if f := secrets.Scan(c.Result); len(f) > 0 {
-					return nil, fmt.Errorf("the recorded result %d of tool %q holds a credential-shaped value (%s): remove it from the recording", i+1, st.Name, f[0].Shape)
+					return nil, fmt.Errorf("the recorded result %d of tool %q holds a credential-shaped value (%s): remove it from the recording", i+1, r.Tool, f[0].Shape)
 				}
 				if f := secrets.Scan(c.Arguments); len(f) > 0 {
-					return nil, fmt.Errorf("the recorded arguments %d of tool %q hold a credential-shaped value (%s): remove it from the recording", i+1, st.Name, f[0].Shape)
+					return nil, fmt.Errorf("the recorded arguments %d of tool %q hold a credential-shaped value (%s): remove it from the recording", i+1, r.Tool, f[0].Shape)
 				}
 				if len(c.Result) > MaxResultBytes {
-					return nil, fmt.Errorf("the recorded result %d of tool %q is %d bytes; the limit is 32 KiB: shorten it", i+1, st.Name, len(c.Result))
+					return nil, fmt.Errorf("the recorded result %d of tool %q is %d bytes; the limit is 32 KiB: shorten it", i+1, r.Tool, len(c.Result))
 				}
 				t.Recorded = append(t.Recorded, RecordedCall{Arguments: c.Arguments, Result: c.Result})
 			}
 		}
 		switch {
-		case st.State == Disabled:
+		case t.State == Disabled:
 			t.Source = SourceDisabled
-		case bound[st.Name]:
+		case bound[t.Name]:
 			t.Source = SourceLive
 		case len(t.Recorded) > 0:
 			t.Source = SourceRecorded
@@ -119,10 +169,44 @@ func Freeze(settings Settings, recs []agentfile.ToolRecording, bound map[string]
 	return out, nil
 }
 
-// Find returns the tool named name.
-func Find(set []Tool, name string) (Tool, bool) {
+// recordingFor is the example's recording that answers t: one keyed by the
+// tool's own name first, else one keyed by the reference that declares it.
+func recordingFor(recs []agentfile.ToolRecording, t Tool) (agentfile.ToolRecording, bool) {
+	for _, key := range []string{t.Name, t.Declared()} {
+		for _, r := range recs {
+			if r.Tool == key {
+				return r, true
+			}
+		}
+	}
+	for _, r := range recs {
+		if vscodetools.Covers(r.Tool, t.Name) {
+			return r, true
+		}
+	}
+	return agentfile.ToolRecording{}, false
+}
+
+// Find returns the tool the model calls by the function name fn.
+func Find(set []Tool, fn string) (Tool, bool) {
 	for _, t := range set {
-		if t.Name == name {
+		if t.FunctionName() == fn {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// Named returns the tool an agent file names by name: its canonical name,
+// its function name, or a reference standing for it (the first such tool).
+func Named(set []Tool, name string) (Tool, bool) {
+	for _, t := range set {
+		if t.Name == name || t.FunctionName() == name || t.Reference == name {
+			return t, true
+		}
+	}
+	for _, t := range set {
+		if vscodetools.Covers(name, t.Name) {
 			return t, true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/lsp"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // Editor tools end to end through a real jsonrpc2 client over net.Pipe:
@@ -117,7 +118,6 @@ func TestEditorToolsBindingRefusesBeforeAnyJournal(t *testing.T) {
 		tools []route.EditorToolInfo
 		want  []string
 	}{
-		{"not offered", []route.EditorToolInfo{{Name: "Echo"}, {Name: "search"}}, []string{`the tool "echo" is not offered by VS Code`, `VS Code offers: "Echo", "search"`, "echo: Disabled in kmx.yaml"}},
 		{"offered twice", []route.EditorToolInfo{editorEcho, {Name: "echo", Description: "another"}}, []string{`"echo" matches 2 tools`}},
 	}
 	for _, tc := range cases {
@@ -141,6 +141,98 @@ func TestEditorToolsBindingRefusesBeforeAnyJournal(t *testing.T) {
 				t.Fatalf("a refused binding sent %d requests and %d tool calls", len(e.sends), len(e.invokes))
 			}
 		})
+	}
+}
+
+// TestEditorToolNotOfferedIsAStub: a declared tool VS Code offers nothing
+// for (only "Echo" and "search": exact names) is not refused: its call
+// answers "not available in this test" (source unavailable), nothing is
+// invoked, and the run replays with zero calls.
+func TestEditorToolNotOfferedIsAStub(t *testing.T) {
+	e := &scriptedEditor{models: []route.EditorModelInfo{editorGPT}, tools: []route.EditorToolInfo{{Name: "Echo"}, {Name: "search"}}, reply: toolThenText}
+	c := startEditor(t, e)
+	path := writeAgent(t, "notes.agent.md", editorTooled)
+	rep := testFile(t, c, path, editorTooled)
+	if rep.Refusal != nil || verdicts(rep) != "first=fail,second=pass" {
+		t.Fatalf("verdict %s refusal %+v: %+v", rep.Verdict, rep.Refusal, rep.Examples)
+	}
+	ex := rep.Examples[0]
+	if ex.ToolCalls != 1 || len(ex.ToolSources) != 1 || ex.ToolSources[0] != (runner.ToolSource{Name: "echo", Source: localtools.SourceUnavailable}) {
+		t.Fatalf("example tool use = %d %+v, want one stubbed call", ex.ToolCalls, ex.ToolSources)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.invokes) != 0 || e.sends[1].Messages[3].Content != localtools.UnavailableText {
+		t.Fatalf("invokes %d, the model got %q", len(e.invokes), e.sends[1].Messages[3].Content)
+	}
+}
+
+// A real-format agent declaring the set `search` and `edit/editFiles`: each
+// reference binds to the vscode.lm.tools entry VS Code itself uses for it,
+// found by the id VS Code registers (vscode.lm.tools names tools by id,
+// never by the reference name the file writes). VS Code offers
+// copilot_searchCodebase, so search/codebase is called through invokeTool;
+// it offers no file-editing tool, so edit/editFiles answers the stub. The
+// model is offered every tool under its function name, the bound one with
+// VS Code's own definition.
+const editorReferences = "---\n" +
+	"name: reviewer\n" +
+	"model: GPT-4.1\n" +
+	"tools: ['search', 'edit/editFiles']\n" +
+	"---\n" +
+	"You review changes and fix typos.\n" +
+	"\n" +
+	"## Examples\n" +
+	"\n" +
+	"```yaml\n" +
+	"- id: typo\n" +
+	"  input: Ada\n" +
+	"  assert:\n" +
+	"    - toolCalled: search/codebase\n" +
+	"    - toolCalled: search\n" +
+	"    - toolCalled: edit\n" +
+	"    - toolNotCalled: search/usages\n" +
+	"```\n"
+
+func TestEditorToolsBindByReference(t *testing.T) {
+	codebase := route.EditorToolInfo{Name: "copilot_searchCodebase", Description: "Search the codebase.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"query": map[string]any{"type": "string"}}}}
+	reply := func(_ context.Context, _ int, p route.EditorSendParams) (any, error) {
+		last := p.Messages[len(p.Messages)-1]
+		if last.Role == "tool" {
+			prev := p.Messages[len(p.Messages)-2]
+			return route.EditorSendResult{Model: p.Model, Text: "found: " + prev.Content + " / edit: " + last.Content}, nil
+		}
+		return route.EditorSendResult{Model: p.Model, ToolCalls: []route.EditorToolCall{
+			{CallID: "c1", Name: "search_codebase", Input: map[string]any{"text": last.Content}},
+			{CallID: "c2", Name: "edit_editFiles", Input: map[string]any{"filePath": "/a", "oldString": "x", "newString": "y"}},
+		}}, nil
+	}
+	e := &scriptedEditor{models: []route.EditorModelInfo{editorGPT}, tools: []route.EditorToolInfo{codebase, editorEcho, {Name: "codebase"}}, reply: reply}
+	c := startEditor(t, e)
+	path := writeAgent(t, "reviewer.agent.md", editorReferences)
+	rep := testFile(t, c, path, editorReferences)
+	if rep.Verdict != "pass" {
+		t.Fatalf("verdict %s refusal %+v: %+v", rep.Verdict, rep.Refusal, rep.Examples)
+	}
+	want := []runner.ToolSource{{Name: "search/codebase", Source: localtools.SourceLive}, {Name: "edit/editFiles", Source: localtools.SourceUnavailable}}
+	if ex := rep.Examples[0]; ex.ToolCalls != 2 || !reflect.DeepEqual(ex.ToolSources, want) {
+		t.Fatalf("tool use = %d %+v, want %+v", ex.ToolCalls, ex.ToolSources, want)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.invokes) != 1 || !reflect.DeepEqual(e.invokes[0].Tool, codebase) || e.invokes[0].Input["text"] != "Ada" {
+		t.Fatalf("invokes = %+v", e.invokes)
+	}
+	offered := map[string]route.EditorToolDefinition{}
+	for _, d := range e.sends[0].Tools {
+		offered[d.Name] = d
+	}
+	if len(offered) != 8 || offered["search_codebase"].Description != codebase.Description || !strings.Contains(offered["edit_editFiles"].Description, "replace") {
+		t.Fatalf("offered = %+v", e.sends[0].Tools)
+	}
+	if got := e.sends[1].Messages[4].Content; got != localtools.UnavailableText {
+		t.Fatalf("the stubbed call got %q", got)
 	}
 }
 

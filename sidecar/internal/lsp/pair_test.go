@@ -39,10 +39,10 @@ func TestAddExamplesOffersTheSiblingFirst(t *testing.T) {
 	}
 }
 
-// TestPairRefusalsAreShownInTheFileThatCausesThem: what a run of a pair
-// would refuse is on the causing line of the file it is in: an example
-// with no recording for the tool the fake would call is on its `- id:`
-// line in the examples file, never at that line number of the agent file.
+// TestPairRefusalsAreShownInTheFileThatCausesThem: a pair whose example
+// has no recording for the tool the fake would call shows no refusal in
+// either file (the call answers the stub), and nothing of the examples file
+// lands on the agent file.
 func TestPairRefusalsAreShownInTheFileThatCausesThem(t *testing.T) {
 	agent := "---\nmodel: fake\ntools: [todo]\n---\nCall the tool `todo`\n"
 	examples := "# one\n- id: one\n  input: hi\n  assert:\n    - toolCalled: todo\n"
@@ -62,7 +62,9 @@ func TestPairRefusalsAreShownInTheFileThatCausesThem(t *testing.T) {
 	from := c.count()
 	c.open(examplesURI, 1, examples)
 	d, _ = c.diagnosticsFor(from, examplesURI, 1)
-	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Code != "kmx-refusal" || d.Diagnostics[0].Range.Start.Line != 1 || !strings.Contains(d.Diagnostics[0].Message, "no recording") {
-		t.Errorf("examples file diagnostics = %+v, want the refusal on line 2", d.Diagnostics)
+	// An example with no recording for the tool the fake calls is not
+	// refused: the call answers "not available in this test".
+	if len(d.Diagnostics) != 0 {
+		t.Errorf("examples file diagnostics = %+v, want none (an unrecorded call is stubbed, not refused)", d.Diagnostics)
 	}
 }

@@ -124,13 +124,27 @@ type InspectedTool struct {
 	Name   string `json:"name"`
 	State  string `json:"state"`
 	Source string `json:"source"`
+	// Function is the name the model was offered the tool under, when it
+	// differs from Name; Reference the declared reference that brought it
+	// in, when it differs; Description, Parameters (a JSON schema) and
+	// Table the definition offered for a tool of VS Code's reference table
+	// or an MCP stub (absent: kmx's generic definition).
+	Function    string `json:"function,omitempty"`
+	Reference   string `json:"reference,omitempty"`
+	Description string `json:"description,omitempty"`
+	Parameters  string `json:"parameters,omitempty"`
+	Table       string `json:"table,omitempty"`
 }
 
 // InspectedToolCall is one journaled call and, when journaled, its result.
 type InspectedToolCall struct {
-	Index     int    `json:"index"`
-	ID        string `json:"id"`
-	Name      string `json:"name"`
+	Index int    `json:"index"`
+	ID    string `json:"id"`
+	// Name is the function name the model called.
+	Name string `json:"name"`
+	// Tool is the offered tool that name stands for, as the agent file
+	// knows it (edit/editFiles for edit_editFiles), when it differs.
+	Tool      string `json:"tool,omitempty"`
 	Arguments string `json:"arguments"`
 	// Source is live, recorded, unavailable or disabled; empty when the
 	// call has no journaled result.
@@ -528,7 +542,16 @@ func (s *inspectedSession) turn(vt verifiedTurn) InspectedTurn {
 		Harness: s.placed.Harness, ToolCalls: s.calls[vt.n],
 	}
 	for _, o := range s.placed.Tools {
-		t.Tools = append(t.Tools, InspectedTool{Name: o.Name, State: o.State, Source: o.Source})
+		t.Tools = append(t.Tools, InspectedTool{Name: o.Name, State: o.State, Source: o.Source,
+			Function: o.Function, Reference: o.Reference, Description: o.Description, Parameters: o.Parameters, Table: o.Table})
+		if o.Function == "" {
+			continue
+		}
+		for i := range t.ToolCalls {
+			if t.ToolCalls[i].Name == o.Function && o.Function != o.Name {
+				t.ToolCalls[i].Tool = o.Name
+			}
+		}
 	}
 	if st == TurnVerified {
 		a := vt.resp.GetAnswer()

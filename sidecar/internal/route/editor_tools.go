@@ -7,8 +7,10 @@ import (
 	"fmt"
 )
 
-// Editor tools: on the tool harness, a declared tool name binds to the one
-// tool VS Code offers under exactly that name (vscode.lm.tools). The
+// Editor tools: on the tool harness, each offered tool binds to the tool
+// VS Code itself would use for it (vscode.lm.tools, by the id VS Code
+// registers for the reference, or a declared name's own name), or stays a
+// stub answering "not available in this test". The
 // binding is made once per invocation, before the journal exists, and
 // frozen; each call goes through vscode.lm.invokeTool, where VS Code keeps
 // its own confirmation and permission handling, after the extension has
@@ -78,46 +80,45 @@ type ToolBindError struct {
 
 func (e *ToolBindError) Error() string { return e.Msg + ": " + e.Next }
 
-// BindEditorTools binds each name to the one tool VS Code offers under
-// exactly that name (no case folding, no prefix match). No match or
-// several refuse, naming the tools VS Code offers.
-func BindEditorTools(names []string, offered []EditorToolInfo) (map[string]EditorToolInfo, error) {
-	out := make(map[string]EditorToolInfo, len(names))
-	for _, name := range names {
-		var hits []EditorToolInfo
-		for _, t := range offered {
-			if t.Name == name {
-				hits = append(hits, t)
+// EditorToolWant is one offered tool the editor route may bind: the
+// function name the model calls it by, and the vscode.lm.tools names that
+// implement it, preferred first. For a tool of VS Code's reference table
+// these are the ids VS Code registers it under (vscode.lm.tools exposes a
+// tool's id as its name, never its reference name), for any other declared
+// name the name itself; an MCP stub has none.
+type EditorToolWant struct {
+	Function string
+	Names    []string
+}
+
+// BindEditorTools binds each wanted tool to the tool VS Code offers under
+// the first of its names that VS Code offers exactly once (no case
+// folding, no prefix match). A tool none of whose names VS Code offers is
+// left unbound: it answers "not available in this test", never a refusal.
+// A name VS Code offers several times refuses: kmx never picks one.
+func BindEditorTools(wants []EditorToolWant, offered []EditorToolInfo) (map[string]EditorToolInfo, error) {
+	out := make(map[string]EditorToolInfo, len(wants))
+	for _, w := range wants {
+		for _, name := range w.Names {
+			var hits []EditorToolInfo
+			for _, t := range offered {
+				if t.Name == name {
+					hits = append(hits, t)
+				}
 			}
-		}
-		switch len(hits) {
-		case 1:
-			out[name] = hits[0]
-		case 0:
-			return nil, &ToolBindError{
-				Msg:  fmt.Sprintf("the tool %q is not offered by VS Code", name),
-				Next: "install or enable the extension or MCP server that provides it, set " + name + ": Disabled in kmx.yaml, or run on the fake model with recordings; " + offeredToolsText(offered),
+			if len(hits) > 1 {
+				return nil, &ToolBindError{
+					Msg:  fmt.Sprintf("the tool name %q matches %d tools VS Code offers", name, len(hits)),
+					Next: "kmx binds a tool to exactly one tool VS Code offers: disable or uninstall all but one of them, or set the tool Disabled in kmx.yaml",
+				}
 			}
-		default:
-			return nil, &ToolBindError{
-				Msg:  fmt.Sprintf("the tool name %q matches %d tools VS Code offers", name, len(hits)),
-				Next: "kmx binds a name to exactly one tool: disable or uninstall all but one of them, or set " + name + ": Disabled in kmx.yaml",
+			if len(hits) == 1 {
+				out[w.Function] = hits[0]
+				break
 			}
 		}
 	}
 	return out, nil
-}
-
-// offeredToolsText names the tools VS Code offers, for a refusal.
-func offeredToolsText(offered []EditorToolInfo) string {
-	if len(offered) == 0 {
-		return "VS Code offers no tools now"
-	}
-	names := make([]string, 0, len(offered))
-	for _, t := range offered {
-		names = append(names, fmt.Sprintf("%q", t.Name))
-	}
-	return "VS Code offers: " + firstNames(names, 30)
 }
 
 // BindTools freezes the session's tool bindings (name to the tool VS Code
@@ -165,14 +166,17 @@ func (s *EditorSession) InvokeTool(ctx context.Context, name, arguments string) 
 	return res.Text, nil
 }
 
-// toolDefinitions is what a request's tools are offered to the model as:
-// a bound tool with VS Code's own description and input schema, any other
-// declared name (Disabled) with kmx's definition.
+// toolDefinitions is what a request's tools are offered to the model as,
+// each under its function name: a bound tool with VS Code's own
+// description and input schema, any other (Disabled, a stub) with kmx's
+// definition.
 func (s *EditorSession) toolDefinitions(defs []ToolDef) []EditorToolDefinition {
 	out := make([]EditorToolDefinition, 0, len(defs))
 	for _, d := range defs {
 		if t, ok := s.tool(d.Name); ok {
-			out = append(out, EditorToolDefinition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+			// Offered under the function name the harness validates calls
+			// by; the call goes to the bound tool's own name.
+			out = append(out, EditorToolDefinition{Name: d.Name, Description: t.Description, InputSchema: t.InputSchema})
 			continue
 		}
 		var schema map[string]any

@@ -10,43 +10,49 @@ import (
 
 var echoTool = EditorToolInfo{Name: "echo", Description: "Echoes its text.", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}}
 
+func want(fn string, names ...string) EditorToolWant {
+	return EditorToolWant{Function: fn, Names: names}
+}
+
+// A reference binds to the entry VS Code registers for it (by its id, the
+// first one offered), a declared name to its own name; exact names only
+// (no case folding, no prefix), and nothing matching leaves it unbound (a
+// stub), never a refusal.
 func TestBindEditorTools(t *testing.T) {
-	search := EditorToolInfo{Name: "search", Description: "Searches."}
-	got, err := BindEditorTools([]string{"echo", "search"}, []EditorToolInfo{search, echoTool, {Name: "Echo"}})
+	codebase := EditorToolInfo{Name: "copilot_searchCodebase", Description: "Searches."}
+	insert := EditorToolInfo{Name: "copilot_insertEdit", Description: "Edits."}
+	offered := []EditorToolInfo{codebase, echoTool, {Name: "Echo"}, insert, {Name: "ech"}}
+	got, err := BindEditorTools([]EditorToolWant{
+		want("search_codebase", "copilot_searchCodebase"),
+		want("edit_editFiles", "copilot_replaceString", "copilot_insertEdit"),
+		want("echo", "echo"),
+		want("ECHO", "ECHO"),
+		want("ec", "ec"),
+		want("github_all"),
+		want("web_fetch", "copilot_fetchWebPage"),
+	}, offered)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, map[string]EditorToolInfo{"echo": echoTool, "search": search}) {
+	if !reflect.DeepEqual(got, map[string]EditorToolInfo{"search_codebase": codebase, "edit_editFiles": insert, "echo": echoTool}) {
 		t.Fatalf("bound = %+v", got)
+	}
+	if got, err := BindEditorTools([]EditorToolWant{want("echo", "echo")}, nil); err != nil || len(got) != 0 {
+		t.Fatalf("nothing offered: %v, %v; want nothing bound and no refusal", got, err)
 	}
 }
 
-func TestBindEditorToolsRefuses(t *testing.T) {
-	cases := []struct {
-		name    string
-		names   []string
-		offered []EditorToolInfo
-		want    []string
-	}{
-		// Exact names only: no case folding, no prefix.
-		{"case differs", []string{"ECHO"}, []EditorToolInfo{echoTool}, []string{`the tool "ECHO" is not offered`, `VS Code offers: "echo"`, "ECHO: Disabled in kmx.yaml"}},
-		{"prefix", []string{"ech"}, []EditorToolInfo{echoTool}, []string{`"ech" is not offered`}},
-		{"nothing offered", []string{"echo"}, nil, []string{"VS Code offers no tools now"}},
-		{"several", []string{"echo"}, []EditorToolInfo{echoTool, {Name: "echo", Description: "another"}}, []string{`"echo" matches 2 tools`, "exactly one"}},
+// A name VS Code offers twice refuses: kmx never picks one of them.
+func TestBindEditorToolsRefusesAmbiguity(t *testing.T) {
+	_, err := BindEditorTools([]EditorToolWant{want("echo", "echo")}, []EditorToolInfo{echoTool, {Name: "echo", Description: "another"}})
+	var be *ToolBindError
+	if !errors.As(err, &be) {
+		t.Fatalf("err = %v, want a *ToolBindError", err)
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := BindEditorTools(c.names, c.offered)
-			var be *ToolBindError
-			if !errors.As(err, &be) {
-				t.Fatalf("err = %v, want a *ToolBindError", err)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-		})
+	for _, w := range []string{`"echo" matches 2 tools`, "exactly one"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/vscodetools"
 )
 
 // The fake model's directives, in table order (first matching row wins).
@@ -102,8 +104,10 @@ func (fakeModel) Complete(ctx context.Context, req Request) (Completion, error) 
 	instructions, input := splitMessages(req.Messages)
 	text, err := FakeAnswer(instructions, input)
 	var unbound *UnboundToolError
-	if errors.As(err, &unbound) && offers(req.Tools, unbound.Tool) {
-		return fakeToolTurn(req, unbound.Tool), nil
+	if errors.As(err, &unbound) {
+		if fn, ok := offered(req.Tools, unbound.Tool); ok {
+			return fakeToolTurn(req, fn), nil
+		}
 	}
 	var edit *WorkspaceEditError
 	if errors.As(err, &edit) && offers(req.Tools, FakeReadFunction) && offers(req.Tools, FakeEditFunction) {
@@ -164,6 +168,7 @@ func fakeEditTurn(req Request, old, repl, path string) Completion {
 	return Completion{Model: Fake, Text: results[len(results)-1], FinishReason: "stop"}
 }
 
+// offers reports whether a tool is offered under the function name name.
 func offers(tools []ToolDef, name string) bool {
 	for _, t := range tools {
 		if t.Name == name {
@@ -171,6 +176,30 @@ func offers(tools []ToolDef, name string) bool {
 		}
 	}
 	return false
+}
+
+// offered is the function name of the offered tool the directive names:
+// by its function name, or by a name the agent file writes for it (its
+// canonical name or declared reference; the first tool a set name covers).
+func offered(tools []ToolDef, name string) (string, bool) {
+	for _, t := range tools {
+		if t.Name == name {
+			return t.Name, true
+		}
+	}
+	for _, t := range tools {
+		for _, a := range t.Aliases {
+			if a == name {
+				return t.Name, true
+			}
+		}
+	}
+	for _, t := range tools {
+		if len(t.Aliases) > 0 && vscodetools.Covers(name, t.Aliases[0]) {
+			return t.Name, true
+		}
+	}
+	return "", false
 }
 
 // compactJSON returns s as compact JSON when it is JSON, else s unchanged.

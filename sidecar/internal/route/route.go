@@ -46,9 +46,16 @@ type ToolCall struct {
 
 // ToolDef is one tool offered to the model. Parameters is a JSON Schema.
 type ToolDef struct {
+	// Name is the function name the model calls the tool by: it matches
+	// ^[A-Za-z0-9_-]{1,64}$ for every tool of VS Code's reference table
+	// and every MCP stub (edit_editFiles for edit/editFiles).
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Parameters  string `json:"parameters"`
+	// Aliases are the names an agent file writes for the tool (its
+	// canonical name and declared reference), for the fake model's
+	// directive. Never sent, never part of the request's digest.
+	Aliases []string `json:"-"`
 }
 
 // Request is one Chat Completions-style request: instructions as the system

@@ -273,6 +273,7 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 	}
 	why := ""
 	if res.Verified {
+		out.ToolUses = namedUses(out.ToolUses, l.plan.Tools(ex.ID))
 		recordToolUses(&res, out.ToolUses)
 		if !adHoc {
 			why = l.checkAssertions(ctx, actx, ectx, &res, ex, out)

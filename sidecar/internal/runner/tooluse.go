@@ -1,11 +1,29 @@
 package runner
 
-import "github.com/kmxdev/kmx/sidecar/internal/judge"
+import (
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+)
 
 // ToolSource is one called tool and the source that answered it.
 type ToolSource struct {
 	Name   string `json:"name"`
 	Source string `json:"source"`
+}
+
+// namedUses gives each use the name the agent file knows its tool by: a
+// call names the function the model was offered (edit_editFiles), the
+// report and the tool assertions name the tool (edit/editFiles) and the
+// reference that declared it (edit).
+func namedUses(uses []ToolUse, set []localtools.Tool) []ToolUse {
+	out := make([]ToolUse, 0, len(uses))
+	for _, u := range uses {
+		if t, ok := localtools.Find(set, u.Name); ok {
+			u.Name, u.Reference = t.Name, t.Declared()
+		}
+		out = append(out, u)
+	}
+	return out
 }
 
 // recordToolUses fills an example's toolCalls (Enabled dispatches) and
@@ -28,7 +46,10 @@ func recordToolUses(res *ExampleResult, uses []ToolUse) {
 
 // ToolUse is one answered call of a verified tool turn.
 type ToolUse struct {
-	Name       string
+	Name string
+	// Reference is the declared reference of the tool (edit for
+	// edit/editFiles); empty for a use no frozen tool names.
+	Reference  string
 	Source     string
 	Dispatched bool
 }
@@ -36,7 +57,7 @@ type ToolUse struct {
 func judgeUses(uses []ToolUse) []judge.ToolUse {
 	out := make([]judge.ToolUse, 0, len(uses))
 	for _, u := range uses {
-		out = append(out, judge.ToolUse{Name: u.Name, Source: u.Source})
+		out = append(out, judge.ToolUse{Name: u.Name, Reference: u.Reference, Source: u.Source})
 	}
 	return out
 }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 )
 
-// maxTools matches the agent file's limit on declared tool names.
-const maxTools = 32
+// maxTools bounds the tools one session offers: the agent file declares at
+// most 32 references, and a tool set stands for several tools.
+const maxTools = localtools.MaxOfferedTools
 
 // Place picks the harness for a session: "chat" when no tools are declared,
 // "kmx-local-tools-v1" otherwise. A declared tool is never left out: any

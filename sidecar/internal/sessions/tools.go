@@ -131,7 +131,8 @@ func offeredFromProto(specs []*sessionspb.ToolSpec) []journal.OfferedTool {
 	}
 	out := make([]journal.OfferedTool, 0, len(specs))
 	for _, s := range specs {
-		o := journal.OfferedTool{Name: s.GetName(), State: s.GetState(), Source: s.GetSource(), Pending: s.GetPending()}
+		o := journal.OfferedTool{Name: s.GetName(), State: s.GetState(), Source: s.GetSource(), Pending: s.GetPending(),
+			Function: s.GetFunction(), Reference: s.GetReference(), Description: s.GetDescription(), Parameters: s.GetParameters(), Table: s.GetTable()}
 		for _, c := range s.GetRecorded() {
 			o.Recorded = append(o.Recorded, journal.RecordedCall{Arguments: c.GetArguments(), Result: c.GetResult()})
 		}
@@ -144,7 +145,8 @@ func offeredFromProto(specs []*sessionspb.ToolSpec) []journal.OfferedTool {
 func offeredToProto(tools []journal.OfferedTool) []*sessionspb.ToolSpec {
 	out := make([]*sessionspb.ToolSpec, 0, len(tools))
 	for _, o := range tools {
-		s := &sessionspb.ToolSpec{Name: o.Name, State: o.State, Source: o.Source, Pending: o.Pending}
+		s := &sessionspb.ToolSpec{Name: o.Name, State: o.State, Source: o.Source, Pending: o.Pending,
+			Function: o.Function, Reference: o.Reference, Description: o.Description, Parameters: o.Parameters, Table: o.Table}
 		for _, c := range o.Recorded {
 			s.Recorded = append(s.Recorded, &sessionspb.SavedCall{Arguments: c.Arguments, Result: c.Result})
 		}

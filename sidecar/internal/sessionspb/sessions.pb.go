@@ -373,12 +373,24 @@ func (x *CreateSessionRequest) GetTools() []*ToolSpec {
 // the source that answers it (disabled, recorded, unavailable or live) and
 // the example's saved calls.
 type ToolSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
-	Source        string                 `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
-	Recorded      []*SavedCall           `protobuf:"bytes,4,rep,name=recorded,proto3" json:"recorded,omitempty"`
-	Pending       bool                   `protobuf:"varint,5,opt,name=pending,proto3" json:"pending,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Name     string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	State    string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	Source   string                 `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	Recorded []*SavedCall           `protobuf:"bytes,4,rep,name=recorded,proto3" json:"recorded,omitempty"`
+	Pending  bool                   `protobuf:"varint,5,opt,name=pending,proto3" json:"pending,omitempty"`
+	// function is the name the model calls the tool by, when it differs
+	// from name (edit_editFiles for edit/editFiles).
+	Function string `protobuf:"bytes,6,opt,name=function,proto3" json:"function,omitempty"`
+	// reference is the declared reference that brought the tool in, when it
+	// differs from name (the set edit, the legacy codebase).
+	Reference string `protobuf:"bytes,7,opt,name=reference,proto3" json:"reference,omitempty"`
+	// description and parameters (a JSON schema) are the offered definition
+	// of a tool of VS Code's reference table (table names its version) or
+	// an MCP stub; empty for kmx's generic definition.
+	Description   string `protobuf:"bytes,8,opt,name=description,proto3" json:"description,omitempty"`
+	Parameters    string `protobuf:"bytes,9,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	Table         string `protobuf:"bytes,10,opt,name=table,proto3" json:"table,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -446,6 +458,41 @@ func (x *ToolSpec) GetPending() bool {
 		return x.Pending
 	}
 	return false
+}
+
+func (x *ToolSpec) GetFunction() string {
+	if x != nil {
+		return x.Function
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetParameters() string {
+	if x != nil {
+		return x.Parameters
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
 }
 
 // SavedCall is one recorded call: arguments and result as JSON text.
@@ -1750,13 +1797,21 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\n" +
 	"example_id\x18\x02 \x01(\tR\texampleId\x124\n" +
 	"\x05model\x18\x03 \x01(\v2\x1e.kmx.sessions.v1.ModelIdentityR\x05model\x12/\n" +
-	"\x05tools\x18\x04 \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\"\x9e\x01\n" +
+	"\x05tools\x18\x04 \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\"\xb0\x02\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x16\n" +
 	"\x06source\x18\x03 \x01(\tR\x06source\x126\n" +
 	"\brecorded\x18\x04 \x03(\v2\x1a.kmx.sessions.v1.SavedCallR\brecorded\x12\x18\n" +
-	"\apending\x18\x05 \x01(\bR\apending\"A\n" +
+	"\apending\x18\x05 \x01(\bR\apending\x12\x1a\n" +
+	"\bfunction\x18\x06 \x01(\tR\bfunction\x12\x1c\n" +
+	"\treference\x18\a \x01(\tR\treference\x12 \n" +
+	"\vdescription\x18\b \x01(\tR\vdescription\x12\x1e\n" +
+	"\n" +
+	"parameters\x18\t \x01(\tR\n" +
+	"parameters\x12\x14\n" +
+	"\x05table\x18\n" +
+	" \x01(\tR\x05table\"A\n" +
 	"\tSavedCall\x12\x1c\n" +
 	"\targuments\x18\x01 \x01(\tR\targuments\x12\x16\n" +
 	"\x06result\x18\x02 \x01(\tR\x06result\"U\n" +
