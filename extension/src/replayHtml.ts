@@ -65,9 +65,17 @@ function judgeSampleHtml(s: JudgeSample, i: number): string {
   return `${h}</li>`;
 }
 
+/** The source of a stubbed call: what the model got, and how to give it a real result (said once per panel, below). */
+const stubSource = "unavailable";
+
 function toolCallHtml(c: InspectedToolCall): string {
-  let h = `<li><code>${escapeHtml(c.name)}</code> call ${c.index} <span class="muted">(${escapeHtml(c.id)})</span>, `;
+  // The tool as the agent file names it, then the function the model called.
+  const name = c.tool !== undefined ? `<code>${escapeHtml(c.tool)}</code> <span class="muted">as <code>${escapeHtml(c.name)}</code></span>` : `<code>${escapeHtml(c.name)}</code>`;
+  let h = `<li${c.source === stubSource ? ` class="stubbed"` : ""}>${name} call ${c.index} <span class="muted">(${escapeHtml(c.id)})</span>, `;
   h += c.source !== undefined ? `source <code>${escapeHtml(c.source)}</code>` : `<span class="muted">no result journaled</span>`;
+  if (c.source === stubSource) {
+    h += ` <span class="stub">stub: not available in this test</span>`;
+  }
   h += `<div class="muted">arguments</div>${pre(c.arguments)}`;
   if (c.result !== undefined) {
     h += `<div class="muted">result</div>${pre(c.result)}`;
@@ -81,13 +89,34 @@ function toolsHtml(t: InspectedTurn): string {
   if (tools.length === 0) {
     return "";
   }
-  const offered = tools.map((o) => `<code>${escapeHtml(o.name)}</code> ${escapeHtml(o.state)} (${escapeHtml(o.source)})`).join(", ");
+  const offered = tools.map((o) => `<code>${escapeHtml(o.name)}</code>${o.function !== undefined ? ` <span class="muted">as ${escapeHtml(o.function)}</span>` : ""} ${escapeHtml(o.state)} (${escapeHtml(o.source)})`).join(", ");
   let h = field("tools offered", offered);
   const calls = t.toolCalls ?? [];
   h += calls.length === 0
     ? field("tool calls", `<span class="muted">none</span>`)
     : `<div class="field"><span class="label">tool calls</span><ul>${calls.map(toolCallHtml).join("")}</ul></div>`;
   return h;
+}
+
+/**
+ * Names, once for the panel, the tools whose calls answered "not available
+ * in this test" and how to give them real results; "" when none did.
+ */
+export function stubbedHtml(turns: readonly InspectedTurn[]): string {
+  const names: string[] = [];
+  for (const t of turns) {
+    for (const c of t.toolCalls ?? []) {
+      const name = c.tool ?? c.name;
+      if (c.source === stubSource && !names.includes(name)) {
+        names.push(name);
+      }
+    }
+  }
+  if (names.length === 0) {
+    return "";
+  }
+  return `<div class="stubbed-note"><strong>Stubbed:</strong> ${names.map((n) => `<code>${escapeHtml(n)}</code>`).join(", ")} answered “This tool is not available in this test.” ` +
+    `<span class="muted">Next: give each a real result with a recording in its example (<code>tools: {NAME: {recorded: {calls: [...]}}}</code>).</span></div>`;
 }
 
 function turnHtml(t: InspectedTurn, report: Report | undefined): string {
@@ -117,6 +146,8 @@ export const pageStyle = `body { color: var(--vscode-foreground); background: va
 .label { color: var(--vscode-descriptionForeground); display: inline-block; min-width: 7em; }
 .muted { color: var(--vscode-descriptionForeground); }
 .error { color: var(--vscode-errorForeground); }
+.stub { color: var(--vscode-editorWarning-foreground); }
+.stubbed-note { border-left: 3px solid var(--vscode-editorWarning-foreground); padding: .3em .8em; }
 pre { background: var(--vscode-textCodeBlock-background); padding: .4em; white-space: pre-wrap; word-break: break-word; font-family: var(--vscode-editor-font-family); }
 code { font-family: var(--vscode-editor-font-family); }
 .v-pass, .s-verified { color: var(--vscode-testing-iconPassed); }
@@ -169,6 +200,7 @@ export function replayHtml(inspection: Inspection, nonce: string, cspSource: str
     if (live !== 0) {
       body += `<p class="error">The replay attempted ${live} live model call(s); each was refused. This is a kmx bug: please report it.</p>`;
     }
+    body += stubbedHtml(inspection.turns ?? []);
     body += (inspection.turns ?? []).map((t) => turnHtml(t, sameRun)).join("");
   }
   return journalPageHtml("kmx replay", ReplayLabel, body, nonce, cspSource);

@@ -151,6 +151,13 @@ export function toolLines(report: Report): string[] {
       lines.push(`${ex.id}: ${ex.toolCalls} tool call${ex.toolCalls === 1 ? "" : "s"}: ${sources}`);
     }
   }
+  // Named once: which tools answered "not available in this test", and
+  // how to give them real results.
+  const stubbed = report.stubbed;
+  if (stubbed !== undefined) {
+    lines.push(`stubbed: ${(stubbed.tools ?? []).join(", ")} ${stubbed.message}`);
+    lines.push(`next: ${stubbed.next}`);
+  }
   return lines;
 }
 

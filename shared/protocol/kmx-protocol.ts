@@ -246,6 +246,7 @@ export interface Report {
   trials?: number;
   regrade?: RegradeReport;
   capture?: CaptureReport;
+  stubbed?: StubbedReport;
 }
 
 /** Go: runner.AgentRef */
@@ -406,6 +407,14 @@ export interface CaptureTextEdit {
   path: string;
   range: Range;
   newText: string;
+}
+
+/** Go: runner.StubbedReport */
+export interface StubbedReport {
+  tools: string[] | null;
+  examples: string[] | null;
+  message: string;
+  next: string;
 }
 
 /** Go: lsp.TestParams */

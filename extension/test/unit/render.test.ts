@@ -94,6 +94,21 @@ describe("replayHtml", () => {
     assert.ok(h.includes("&#60;b&#62;12&#60;/b&#62;") && !h.includes("<b>12</b>"));
     assert.ok(h.includes("no result journaled"));
   });
+  it("names stubbed calls once, by the file's name for the tool, with the next step", () => {
+    const base = inspection("x");
+    const t = {
+      ...(base.turns ?? [])[0]!,
+      harness: "kmx-local-tools-v1",
+      tools: [{ name: "edit/editFiles", function: "edit_editFiles", reference: "edit", state: "Enabled", source: "unavailable" }],
+      toolCalls: [{ index: 1, id: "call_1", name: "edit_editFiles", tool: "edit/editFiles", arguments: "{}", source: "unavailable", result: "This tool is not available in this test." }],
+    };
+    const h = replayHtml({ ...base, turns: [t, { ...t, example: "b" }] }, nonce, "s");
+    assert.ok(h.includes("<code>edit/editFiles</code> <span class=\"muted\">as edit_editFiles</span> Enabled (unavailable)"));
+    assert.ok(h.includes("<code>edit/editFiles</code> <span class=\"muted\">as <code>edit_editFiles</code></span> call 1"));
+    assert.equal(h.split("Stubbed:").length, 2, "the stubbed tools are named once");
+    assert.ok(h.includes("stub: not available in this test") && h.includes("with a recording"));
+    assert.ok(!replayHtml(base, nonce, "s").includes("Stubbed:"));
+  });
   it("refuses a schema it does not know", () => {
     const h = replayHtml({ ...inspection("x"), schema: "other/v9" }, nonce, "s");
     assert.ok(h.includes("cannot read (schema other/v9"));

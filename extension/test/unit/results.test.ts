@@ -129,6 +129,17 @@ describe("summaries", () => {
     assert.deepEqual(toolLines(r), ["tools: github_list_merged_prs Enabled", "recorded: 1 tool call: github_list_merged_prs (recorded)"]);
     assert.deepEqual(toolLines(report({})), []);
   });
+  it("tool lines name the stubbed tools once, with the next step", () => {
+    const r = report({
+      examples: [ex({ id: "a", toolCalls: 1, toolSources: [{ name: "edit/editFiles", source: "unavailable" }] })],
+      stubbed: { tools: ["edit/editFiles"], examples: ["a"], message: "answered \"This tool is not available in this test.\"", next: "give each a real result with a recording" },
+    });
+    assert.deepEqual(toolLines(r), [
+      "a: 1 tool call: edit/editFiles (unavailable)",
+      "stubbed: edit/editFiles answered \"This tool is not available in this test.\"",
+      "next: give each a real result with a recording",
+    ]);
+  });
   it("run verdict shows the answer on one line", () => {
     const r = report({ command: "run", examples: [ex({ id: "crash", answer: "bug\nreport" })] });
     assert.equal(runVerdictText(r), 'kmx example "crash": pass — answer: bug report (local preview)');

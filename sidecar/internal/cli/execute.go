@@ -101,6 +101,7 @@ func printFooter(w io.Writer, rep *runner.Report) {
 		fmt.Fprintf(w, "run %s · journal %s\n", rep.RunID, rep.JournalPath)
 	}
 	printCapture(w, rep.Capture)
+	printStubbed(w, rep.Stubbed)
 	fmt.Fprintf(w, "%s: verdict %s (not deployment qualification)\n", runner.Label, rep.Verdict)
 }
 

@@ -172,6 +172,14 @@ func junitSuiteOf(rep *runner.Report) junitSuite {
 	for _, s := range rep.ToolSettings {
 		suite.Props = append(suite.Props, junitProp{"toolSetting", s.Name + "=" + s.State})
 	}
+	if s := rep.Stubbed; s != nil {
+		// Named once for the file: which tools answered "not available in
+		// this test", and how to give them real results.
+		for _, name := range s.Tools {
+			suite.Props = append(suite.Props, junitProp{"toolStubbed", name})
+		}
+		suite.Props = append(suite.Props, junitProp{"toolStubbedNext", s.Next})
+	}
 	for _, ex := range rep.Examples {
 		c := junitCase{Name: ex.ID, Classname: rep.Agent.ID, Time: seconds(ex.DurationMs), Props: junitToolProps(ex)}
 		line := runner.DecidingLine(ex)

@@ -48,6 +48,15 @@ func junitToolProps(ex runner.ExampleResult) *junitProps {
 	return props
 }
 
+// printStubbed names, once, the tools that answered "not available in this
+// test" and how to give them real results.
+func printStubbed(w io.Writer, s *runner.StubbedReport) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "stubbed: %s %s in %s\nnext: %s\n", strings.Join(s.Tools, ", "), s.Message, plural(len(s.Examples), "example"), s.Next)
+}
+
 // printCapture says what became of the pending recordings a live call
 // answered: saved into the file (with its new revision), or why not.
 func printCapture(w io.Writer, c *runner.CaptureReport) {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // TestDeclaredToolsNeverPassThroughTheCLI: the file a new user tried (a
@@ -107,5 +109,32 @@ func TestToolBindingsFlagRefusesAtStartup(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(h); len(entries) != 0 {
 		t.Errorf("refusals created %d entries in the state folder", len(entries))
+	}
+}
+
+// The stubbed tools are named once, with the next step, in the summary
+// and in JUnit; nothing when no call was stubbed.
+func TestStubbedToolsAreNamedOnce(t *testing.T) {
+	s := &runner.StubbedReport{Tools: []string{"edit/editFiles", "web/fetch"}, Examples: []string{"a", "b"}, Message: "answered \"This tool is not available in this test.\"", Next: runner.StubbedNext}
+	var b strings.Builder
+	printStubbed(&b, s)
+	want := "stubbed: edit/editFiles, web/fetch answered \"This tool is not available in this test.\" in 2 examples\nnext: " + runner.StubbedNext + "\n"
+	if b.String() != want {
+		t.Fatalf("printed %q\nwant    %q", b.String(), want)
+	}
+	b.Reset()
+	printStubbed(&b, nil)
+	if b.Len() != 0 {
+		t.Fatalf("printed %q with nothing stubbed", b.String())
+	}
+	suite := junitSuiteOf(&runner.Report{Stubbed: s})
+	var got []string
+	for _, p := range suite.Props {
+		if strings.HasPrefix(p.Name, "toolStubbed") {
+			got = append(got, p.Name+"="+p.Value)
+		}
+	}
+	if strings.Join(got, "|") != "toolStubbed=edit/editFiles|toolStubbed=web/fetch|toolStubbedNext="+runner.StubbedNext {
+		t.Fatalf("JUnit properties %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 )
 
 // Label is on every result kmx produces.
@@ -60,6 +61,55 @@ type Report struct {
 	// Capture is set when a live call answered a pending recording: whether
 	// it was saved into the file (or returned as an edit), and why not.
 	Capture *CaptureReport `json:"capture,omitempty"`
+	// Stubbed names the tools that answered "This tool is not available in
+	// this test." (source unavailable) in this run, and how to give them
+	// real results; absent when none did. Never arguments or results.
+	Stubbed *StubbedReport `json:"stubbed,omitempty"`
+}
+
+// StubbedReport is the run's stubbed tools, named once.
+type StubbedReport struct {
+	// Tools are the stubbed tools, as the agent file names them
+	// (edit/editFiles), in first-call order.
+	Tools []string `json:"tools"`
+	// Examples are the examples whose calls were stubbed.
+	Examples []string `json:"examples"`
+	// Message says what the model got; Next how to give real results.
+	Message string `json:"message"`
+	Next    string `json:"next"`
+}
+
+// StubbedNext is how to give a stubbed tool real results.
+const StubbedNext = "give each a real result with a recording in its example: " +
+	"tools: {NAME: {recorded: {calls: [{arguments: {...}, result: ...}]}}} (see docs/tools.md)"
+
+// stubbedOf collects the examples' unavailable sources into one
+// StubbedReport; nil when no call was stubbed.
+func stubbedOf(examples []ExampleResult) *StubbedReport {
+	var s StubbedReport
+	seen := map[string]bool{}
+	for _, ex := range examples {
+		stubbed := false
+		for _, ts := range ex.ToolSources {
+			if ts.Source != localtools.SourceUnavailable {
+				continue
+			}
+			stubbed = true
+			if !seen[ts.Name] {
+				seen[ts.Name] = true
+				s.Tools = append(s.Tools, ts.Name)
+			}
+		}
+		if stubbed {
+			s.Examples = append(s.Examples, ex.ID)
+		}
+	}
+	if len(s.Tools) == 0 {
+		return nil
+	}
+	s.Message = "answered \"" + localtools.UnavailableText + "\" (no recording or binding answered them)"
+	s.Next = StubbedNext
+	return &s
 }
 
 // RegradeReport says what a re-grade reused and what it sent.

@@ -292,6 +292,7 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 	rep.JournalPath = j.Path()
 	rep.Journaled = l.journaled()
 	rep.Verdict = fileVerdict(rep.Examples)
+	rep.Stubbed = stubbedOf(rep.Examples)
 	// Run, a passing Test, a baseline, cancellation and execution failure
 	// keep no failure record: Explain is about the file as it is.
 	if mode == invocation.ModeTest && plan.Baseline == nil && rep.Verdict != VerdictPass && status == journal.StatusFinished && !l.execFailed {

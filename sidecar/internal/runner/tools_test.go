@@ -387,3 +387,57 @@ func TestToolBindingRefusesBeforeAnything(t *testing.T) {
 		})
 	}
 }
+
+// TestRealFormatAgentsRunWithStubs: real-format agent files (tools lists
+// as VS Code writes them: sets, full and legacy names, MCP references;
+// examples in NAME.agent.examples.yaml beside each) run on the fake model
+// untouched: each passes, every call no recording answers is stubbed, and
+// each run replays offline with zero model and tool calls.
+func TestRealFormatAgentsRunWithStubs(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "testdata", "vscode-agents")
+	files, err := filepath.Glob(filepath.Join(dir, "*.agent.md"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("agent files: %v %v", files, err)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := testutil.PrivateDir(t)
+			rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home, Model: "fake"}}, invocation.Request{Path: path, Source: src})
+			if err != nil || rep.Verdict != VerdictPass {
+				t.Fatalf("Test: %v %+v", err, rep)
+			}
+			stubbed := map[string]bool{}
+			for _, ex := range rep.Examples {
+				for _, s := range ex.ToolSources {
+					if s.Source != localtools.SourceUnavailable && s.Source != localtools.SourceRecorded {
+						t.Errorf("%s: %s answered by %s", ex.ID, s.Name, s.Source)
+					}
+					if s.Source == localtools.SourceUnavailable {
+						stubbed[s.Name] = true
+					}
+				}
+			}
+			if len(stubbed) > 0 && (rep.Stubbed == nil || len(rep.Stubbed.Tools) != len(stubbed) || rep.Stubbed.Next == "") {
+				t.Errorf("stubbed %v, report says %+v", stubbed, rep.Stubbed)
+			}
+			in, err := readback.Inspect(context.Background(), journal.Dir(home), rep.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.LiveCalls != 0 || in.Summary.Verified != len(rep.Examples) {
+				t.Fatalf("replay: liveCalls %d summary %+v", in.LiveCalls, in.Summary)
+			}
+			for _, turn := range in.Turns {
+				for _, c := range turn.ToolCalls {
+					if c.Source == localtools.SourceUnavailable && (c.Result == nil || *c.Result != localtools.UnavailableText) {
+						t.Errorf("%s: stubbed call %+v", turn.Example, c)
+					}
+				}
+			}
+		})
+	}
+}
