@@ -218,7 +218,6 @@ func TestRefusalsCreateNothing(t *testing.T) {
 	shaped := "token " + "gh" + "p_" + strings.Repeat("A1b2", 9)
 	valid := "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: one\n  input: hi\n  assert:\n    - contains: ok\n```\n"
 	judged := "Reply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: one\n  input: hi\n  assert:\n    - llmJudge:\n        rubric: says `ok`\n        judgeModel: gpt-judge\n```\n"
-	tooled := "---\ntools: [ping]\n---\nReply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: one\n  input: hi\n  assert:\n    - toolCalled: ping\n```\n"
 	cases := []struct {
 		name    string
 		body    string
@@ -235,7 +234,6 @@ func TestRefusalsCreateNothing(t *testing.T) {
 		{name: "unfinished file", body: valid[:len(valid)-5], opts: Options{Options: invocation.Options{Model: "fake"}}, wantMsg: "still being written"},
 		{name: "invalid file", body: strings.Replace(valid, "contains", "containz", 1), opts: Options{Options: invocation.Options{Model: "fake"}}, wantMsg: "error"},
 		{name: "credential in file", body: strings.Replace(valid, "input: hi", "input: "+shaped, 1), opts: Options{Options: invocation.Options{Model: "fake"}}, wantMsg: "error"},
-		{name: "a tool name an endpoint cannot accept", body: strings.Replace(tooled, "tools: [ping]", "tools: [ping, web/fetch]", 1), opts: Options{Options: invocation.Options{Model: "llama3", Endpoint: "http://127.0.0.1:1/v1"}}, wantMsg: `"web/fetch" cannot be offered on an OpenAI-compatible endpoint`},
 		{name: "judge endpoint without llmJudge", body: valid, opts: Options{Options: invocation.Options{Model: "fake", JudgeEndpoint: "http://127.0.0.1:1/v1"}}, wantMsg: "no selected example has an llmJudge"},
 		{name: "llmJudge with no judge route", body: judged, opts: Options{Options: invocation.Options{Model: "fake"}}, wantMsg: "llmJudge needs a judge"},
 		{name: "oversized ad-hoc input", body: valid, opts: Options{Options: invocation.Options{Model: "fake"}}, run: true, input: &long, wantMsg: "limit is 16384"},
