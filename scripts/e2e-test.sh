@@ -102,7 +102,11 @@ CS=("$NODE24" "$CODE_SERVER" --user-data-dir "$TMP/user-data" --extensions-dir "
   cat "$ARTIFACTS/install-extension.log" >&2; echo "e2e: installing the test provider failed" >&2; exit 1; }
 export KMX_E2E_PROVIDER_LOG="$TMP/scratch/provider.log"
 
+# --enable-proposed-api: the provider registers copilot_searchCodebase (a
+# name VS Code reserves to extensions with the chatParticipantPrivate
+# proposal), standing in for Copilot Chat's tool; only that extension.
 setsid "${CS[@]}" --bind-addr "127.0.0.1:$PORT" --auth none --disable-telemetry --disable-update-check \
+  --enable-proposed-api kmxtest.lm-provider \
   --disable-workspace-trust --disable-getting-started-override "$TMP/workspace" > "$ARTIFACTS/code-server.log" 2>&1 &
 CS_PID=$!
 

@@ -54,6 +54,35 @@ const echo = [
   "",
 ].join("\n");
 
+// A real-format agent (VS Code's own format, its examples in the file
+// beside it) declaring the references `search` and `edit/editFiles`: on a
+// model VS Code offers, `search/codebase` binds to the tool VS Code
+// registers for it (the provider's copilot_searchCodebase, a double of
+// Copilot Chat's) and is called through vscode.lm.invokeTool; nothing
+// implements `edit/editFiles` in this VS Code, so it is a stub answering
+// "not available in this test", never a refusal.
+const fixer = [
+  "---",
+  "description: 'Finds the code a question is about and fixes small typos in it.'",
+  "tools: ['search', 'edit/editFiles']",
+  "model: KMX Agent (kmx-test)",
+  "---",
+  "# Typo fixer",
+  "",
+  "Search the codebase for the code the user names, then fix typos in it directly.",
+  "",
+].join("\n");
+const fixerExamples = [
+  "- id: typo",
+  "  input: Fix the typo in DraftNotes",
+  "  assert:",
+  "    - toolCalled: search/codebase",
+  "    - toolCalled: edit/editFiles",
+  '    - contains: "src/notes.go:12 func DraftNotes"',
+  "    - contains: not available in this test",
+  "",
+].join("\n");
+
 module.exports = function register(h) {
   const { step, palette } = h;
   const workspace = process.env.KMX_E2E_WORKSPACE;
@@ -170,10 +199,55 @@ module.exports = function register(h) {
     await openFile("notes.agent.md");
   });
 
+  step("editor route: a real agent's `search` binds to VS Code's tool through invokeTool and `edit/editFiles` is a stub; the replay shows both", 180_000, async () => {
+    fs.writeFileSync(path.join(workspace, "fixer.agent.examples.yaml"), fixerExamples);
+    fs.writeFileSync(path.join(workspace, "fixer.agent.md"), fixer);
+    await palette("Notifications: Clear All Notifications");
+    await openFile("fixer.agent.md");
+    await lens("▶ Test file").first().click();
+    await toast("kmx fixer.agent.md: pass: 1 pass, 0 fail (local preview)").first().waitFor({ timeout: 90_000 });
+    const lines = fs.readFileSync(providerLog, "utf8").split("\n");
+    // Offered every member of the set `search` and edit/editFiles, under
+    // the function names an endpoint accepts.
+    const offered = lines.find((l) => l.startsWith("offered ") && l.includes("search_codebase"));
+    assert.ok(offered, `the model was not offered search_codebase: ${JSON.stringify(lines)}`);
+    for (const fn of ["edit_editFiles", "search_changes", "search_codebase", "search_fileSearch", "search_textSearch", "search_usages"]) {
+      assert.ok(offered.split(" ")[1].split(",").includes(fn), `${fn} not offered: ${offered}`);
+    }
+    // The bound tool ran once, through invokeTool, with the model's
+    // arguments; the stub never reached VS Code.
+    assert.equal(lines.filter((l) => l === 'tool copilot_searchCodebase {"query":"Fix the typo in DraftNotes"}').length, 1, "one call through invokeTool");
+    assert.equal(lines.filter((l) => l.startsWith("tool ") && !l.startsWith("tool copilot_searchCodebase") && !l.startsWith("tool kmx_test_echo")).length, 0, "no other tool was invoked");
+    assert.equal(sends("kmx-agent"), 2, "two agent sends: the tool batch and the answer");
+
+    await palette("kmx: Show Run Replay");
+    // Other webviews may be open: find the one showing this run's trace.
+    let body = "";
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && body === ""; ) {
+      for (const f of h.page().frames()) {
+        const t = await f.locator("body").innerText({ timeout: 500 }).catch(() => "");
+        if (t.includes("tools offered") && t.includes("Fix the typo in DraftNotes")) {
+          body = t;
+        }
+      }
+      if (body === "") {
+        await h.page().waitForTimeout(500);
+      }
+    }
+    assert.ok(body !== "", "no replay panel shows the fixer run's tool trace");
+    assert.match(body, /search\/codebase as search_codebase call 1 \(call-1\), source \S+/, "the bound call, named as the file names it");
+    assert.match(body, /src\/notes\.go:12 func DraftNotes/, "the bound tool's result");
+    assert.match(body, /edit\/editFiles as edit_editFiles call 2 \(call-2\), source unavailable stub: not available in this test/, "the stubbed call");
+    assert.match(body, /Stubbed: edit\/editFiles answered/, "the panel names the stubbed tool once");
+    assert.ok(body.includes("live model calls during replay: 0"), "the replay made no live call");
+    await h.shot("editor-route-bound-and-stubbed-tool-replay");
+    await openFile("notes.agent.md");
+  });
+
   step("editor route: Select Model lists the models VS Code offers and fake", 60_000, async () => {
     const page = h.page();
     await palette("kmx: Select Model");
-    for (const label of ["KMX Good", "KMX Tool Call", "KMX Throws", "KMX Slow", "KMX Tools", "KMX Shifty", "fake"]) {
+    for (const label of ["KMX Good", "KMX Tool Call", "KMX Throws", "KMX Slow", "KMX Tools", "KMX Shifty", "KMX Agent", "fake"]) {
       await page.locator(".quick-input-widget .monaco-list-row", { hasText: label }).first().waitFor({ timeout: 15_000 });
     }
     await h.shot("select-model-lists-vscode-models");

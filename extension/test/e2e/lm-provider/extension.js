@@ -8,6 +8,15 @@
 //                  answers "Release notes: <the tool's result>"
 //   KMX Shifty     answers, but first changes its version (so the answer
 //                  comes from another model identity than the one resolved)
+//   KMX Agent      offered VS Code's search_codebase and edit_editFiles
+//                  (what kmx offers for the references `search` and
+//                  `edit/editFiles`), calls both in one batch, then answers
+//                  "Review: " and the tools' results
+// It also registers copilot_searchCodebase, standing in for the tool
+// Copilot Chat registers for `search/codebase` (a `copilot_` name needs the
+// chatParticipantPrivate proposal, enabled for this extension only by
+// scripts/e2e-test.sh), so a declared reference binds to the tool VS Code
+// would use for it.
 // Every request and cancellation is appended to $KMX_E2E_PROVIDER_LOG, so
 // the test can count sends and see the provider's token fire.
 "use strict";
@@ -32,6 +41,7 @@ const models = [
   model("kmx-slow", "KMX Slow"),
   model("kmx-tools", "KMX Tools"),
   model("kmx-shifty", "KMX Shifty"),
+  model("kmx-agent", "KMX Agent"),
 ];
 
 function textOf(message) {
@@ -42,6 +52,11 @@ function toolResultOf(message) {
   return (message.content || [])
     .filter((p) => p instanceof vscode.LanguageModelToolResultPart)
     .map((p) => p.content.map((c) => (c instanceof vscode.LanguageModelTextPart ? c.value : "")).join(""));
+}
+
+// Every tool result in the request, in order (from all messages).
+function allToolResults(messages) {
+  return messages.flatMap((m) => toolResultOf(m));
 }
 
 async function until(check, timeoutMs) {
@@ -90,6 +105,20 @@ function activate(context) {
             }
             return;
           }
+          case "kmx-agent": {
+            const results = allToolResults(messages);
+            const offered = (options.tools || []).map((t) => t.name).sort();
+            if (results.length > 0) {
+              progress.report(new vscode.LanguageModelTextPart("Review: " + results.join(" | ")));
+            } else if (offered.includes("search_codebase") && offered.includes("edit_editFiles")) {
+              log(`offered ${offered.join(",")}`);
+              progress.report(new vscode.LanguageModelToolCallPart("call-1", "search_codebase", { query: last }));
+              progress.report(new vscode.LanguageModelToolCallPart("call-2", "edit_editFiles", { filePath: "/work/README.md", oldString: "teh", newString: "the" }));
+            } else {
+              progress.report(new vscode.LanguageModelTextPart("Review: no tools were offered"));
+            }
+            return;
+          }
           case "kmx-shifty": {
             // Another identity answers: the version changes, and the answer
             // comes only once VS Code lists the model with it.
@@ -120,6 +149,12 @@ function activate(context) {
       invoke(options) {
         log(`tool kmx_test_echo ${JSON.stringify(options.input)}`);
         return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(String((options.input || {}).text || ""))]);
+      },
+    }),
+    vscode.lm.registerTool("copilot_searchCodebase", {
+      invoke(options) {
+        log(`tool copilot_searchCodebase ${JSON.stringify(options.input)}`);
+        return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart("src/notes.go:12 func DraftNotes")]);
       },
     }),
   );
