@@ -3,10 +3,14 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
@@ -431,6 +435,178 @@ func TestRealFormatAgentsRunWithStubs(t *testing.T) {
 			}
 			if in.LiveCalls != 0 || in.Summary.Verified != len(rep.Examples) {
 				t.Fatalf("replay: liveCalls %d summary %+v", in.LiveCalls, in.Summary)
+			}
+			for _, turn := range in.Turns {
+				for _, c := range turn.ToolCalls {
+					if c.Source == localtools.SourceUnavailable && (c.Result == nil || *c.Result != localtools.UnavailableText) {
+						t.Errorf("%s: stubbed call %+v", turn.Example, c)
+					}
+				}
+			}
+		})
+	}
+}
+
+// toolUser is an OpenAI-compatible endpoint on 127.0.0.1 that behaves like
+// a model that uses its tools: offered tools and given no results yet, it
+// calls the first three (arguments filled from each schema's required
+// properties); given results, it answers with the functions it called and
+// every result; offered none, it answers "Answer: " and the input. It
+// counts requests, and the requests that offered tools.
+type toolUser struct {
+	srv            *httptest.Server
+	sends, offered atomic.Int64
+}
+
+func newToolUser(t *testing.T) *toolUser {
+	t.Helper()
+	u := &toolUser{}
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.sends.Add(1)
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Role      string  `json:"role"`
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					Function struct {
+						Name string `json:"name"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"messages"`
+			Tools []struct {
+				Function struct {
+					Name       string         `json:"name"`
+					Parameters map[string]any `json:"parameters"`
+				} `json:"function"`
+			} `json:"tools"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		if len(req.Tools) > 0 {
+			u.offered.Add(1)
+		}
+		message := map[string]any{"role": "assistant"}
+		finish := "stop"
+		var called, results, input []string
+		for _, m := range req.Messages {
+			switch {
+			case m.Role == "tool" && m.Content != nil:
+				results = append(results, *m.Content)
+			case m.Role == "assistant":
+				for _, c := range m.ToolCalls {
+					called = append(called, c.Function.Name)
+				}
+			case m.Role == "user" && m.Content != nil:
+				input = append(input, *m.Content)
+			}
+		}
+		switch {
+		case len(results) > 0:
+			message["content"] = "Used " + strings.Join(called, ", ") + ".\n" + strings.Join(results, "\n")
+		case len(req.Tools) > 0:
+			var calls []any
+			for i, tool := range req.Tools[:min(3, len(req.Tools))] {
+				args, _ := json.Marshal(argumentsFor(tool.Function.Parameters, input[len(input)-1]))
+				calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d", i+1), "type": "function",
+					"function": map[string]any{"name": tool.Function.Name, "arguments": string(args)}})
+			}
+			message["content"], message["tool_calls"], finish = nil, calls, "tool_calls"
+		default:
+			message["content"] = "Answer: " + input[len(input)-1]
+		}
+		body, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "message": message, "finish_reason": finish}}})
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+// argumentsFor fills a schema's required properties as a model would:
+// strings with the input, arrays with one string, numbers 1, booleans false.
+func argumentsFor(schema map[string]any, input string) map[string]any {
+	out := map[string]any{}
+	props, _ := schema["properties"].(map[string]any)
+	required, _ := schema["required"].([]any)
+	for _, r := range required {
+		name, _ := r.(string)
+		p, _ := props[name].(map[string]any)
+		switch p["type"] {
+		case "array":
+			out[name] = []string{input}
+		case "number", "integer":
+			out[name] = 1
+		case "boolean":
+			out[name] = false
+		default:
+			out[name] = input
+		}
+	}
+	return out
+}
+
+// TestRealFormatAgentsRunOnAToolCallingEndpoint: every real-format agent
+// file, untouched (the set the fake model runs, and a second set whose
+// examples are written for a model that uses its tools), runs against a
+// tool-calling endpoint: no example is refused or unknown, each tool
+// example takes exactly the two sends of the harness, every call no
+// recording answers gets the stub, the second set passes, and each run
+// replays offline with zero model and tool calls.
+func TestRealFormatAgentsRunOnAToolCallingEndpoint(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "testdata", "vscode-agents")
+	fakeSet, _ := filepath.Glob(filepath.Join(root, "*.agent.md"))
+	endpointSet, _ := filepath.Glob(filepath.Join(root, "on-endpoint", "*.agent.md"))
+	if len(fakeSet) < 4 || len(endpointSet) < 4 {
+		t.Fatalf("agent files: %v %v", fakeSet, endpointSet)
+	}
+	for _, path := range append(fakeSet, endpointSet...) {
+		mustPass := strings.Contains(path, "on-endpoint")
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := newToolUser(t)
+			home := testutil.PrivateDir(t)
+			rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home, Endpoint: u.srv.URL + "/v1", Model: "tool-user-1"}}, invocation.Request{Path: path, Source: src})
+			if err != nil {
+				t.Fatalf("Test: %v", err)
+			}
+			if mustPass && rep.Verdict != VerdictPass {
+				t.Errorf("verdict %s, want pass: %+v", rep.Verdict, rep.Examples)
+			}
+			stubbedCalls := 0
+			for _, ex := range rep.Examples {
+				if ex.Verdict == VerdictUnknown || ex.Verdict == VerdictRefused {
+					t.Errorf("%s: %s: %+v", ex.ID, ex.Verdict, ex)
+				}
+				for _, s := range ex.ToolSources {
+					switch s.Source {
+					case localtools.SourceUnavailable:
+						stubbedCalls++
+					case localtools.SourceRecorded:
+					default:
+						t.Errorf("%s: %s answered by %s", ex.ID, s.Name, s.Source)
+					}
+				}
+			}
+			if stubbedCalls == 0 || rep.Stubbed == nil || rep.Stubbed.Next == "" {
+				t.Errorf("stubbed calls %d, report says %+v", stubbedCalls, rep.Stubbed)
+			}
+			if sends, offered := u.sends.Load(), u.offered.Load(); sends != 2*int64(len(rep.Examples)) || offered != sends {
+				t.Errorf("%d sends, %d offering tools, for %d examples: want two sends per example, both offering the tools", sends, offered, len(rep.Examples))
+			}
+			before := u.sends.Load()
+			in, err := readback.Inspect(context.Background(), journal.Dir(home), rep.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.LiveCalls != 0 || in.Summary.Verified != len(rep.Examples) || u.sends.Load() != before {
+				t.Fatalf("replay: liveCalls %d summary %+v sends %d -> %d", in.LiveCalls, in.Summary, before, u.sends.Load())
 			}
 			for _, turn := range in.Turns {
 				for _, c := range turn.ToolCalls {
