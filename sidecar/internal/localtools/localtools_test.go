@@ -89,6 +89,28 @@ func TestFreezeGivesEveryDeclaredNameASource(t *testing.T) {
 	}
 }
 
+// A tool two declared references stand for is Disabled when either is,
+// whichever brought it in first: `codebase: Disabled` beside `search`
+// disables search/codebase, and only it.
+func TestFreezeDisablesAToolAnyOfItsReferencesDisables(t *testing.T) {
+	for _, order := range [][]ToolState{
+		{{"search", Enabled}, {"codebase", Disabled}},
+		{{"codebase", Disabled}, {"search", Enabled}},
+	} {
+		set, err := Freeze(Settings{States: order}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states := map[string]string{}
+		for _, tool := range set {
+			states[tool.Name] = tool.Source
+		}
+		if len(set) != 7 || states["search/codebase"] != SourceDisabled || states["search/usages"] != SourceUnavailable || states["search/changes"] != SourceUnavailable {
+			t.Errorf("%v: sources %v", order, states)
+		}
+	}
+}
+
 func TestFreezeRefusesOversizedRecordedResult(t *testing.T) {
 	settings := Settings{States: []ToolState{{"t", Enabled}}}
 	big := `"` + strings.Repeat("r", MaxResultBytes-1) + `"`

@@ -118,7 +118,7 @@ var ErrNeedsBinding = errors.New("the tool is bound to a live executor")
 // Freeze builds the tool set of one example: every tool the declared
 // references stand for (vscodetools.Expand: a set's members, a legacy name's
 // tool, an MCP stub, or the name itself), in declaration order, each once,
-// with the kmx.yaml state of the reference that declares it and the source
+// with its kmx.yaml state (stateOf) and the source
 // that answers it. bound names the tools with a live binding. A recording
 // keyed by a reference answers every tool that reference stands for; one
 // keyed by a tool's own name answers it first. Recorded results are checked
@@ -131,7 +131,7 @@ func Freeze(settings Settings, recs []agentfile.ToolRecording, bound map[string]
 	offers := vscodetools.Expand(refs)
 	out := make([]Tool, 0, len(offers))
 	for _, o := range offers {
-		t := Tool{Name: o.Name, State: settings.State(o.Reference), Source: SourceUnavailable}
+		t := Tool{Name: o.Name, State: stateOf(settings, o), Source: SourceUnavailable}
 		if o.Kind != vscodetools.KindOther || o.Function != o.Name {
 			t.Function = o.Function
 		}
@@ -167,6 +167,20 @@ func Freeze(settings Settings, recs []agentfile.ToolRecording, bound map[string]
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// stateOf is the kmx.yaml state of an offered tool: Disabled when any
+// declared reference standing for it is Disabled (`tools: [search,
+// codebase]` with `codebase: Disabled` disables search/codebase, although
+// `search` brought it in first), else the state of the reference that
+// brought it in. Disabled wins, as it does over a recording or a binding.
+func stateOf(settings Settings, o vscodetools.Offer) string {
+	for _, st := range settings.States {
+		if st.State == Disabled && vscodetools.Covers(st.Name, o.Name) {
+			return Disabled
+		}
+	}
+	return settings.State(o.Reference)
 }
 
 // recordingFor is the example's recording that answers t: one keyed by the
