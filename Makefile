@@ -40,9 +40,11 @@ test-fast: lint test-go test-ext-unit
 
 ## test-go: every Go test as a test build, then ghread's release-build tests
 ## (no override; they also build kmx as package.sh does and look inside it).
+## -timeout 30m: a clean clone on a loaded CI machine builds kmx cold
+## several times (release flags bypass the build cache); 10 m is go's default.
 test-go:
-	$(GO) test -count=1 -tags $(TEST_TAGS) ./...
-	$(GO) test -count=1 ./sidecar/internal/ghread/...
+	$(GO) test -count=1 -timeout 30m -tags $(TEST_TAGS) ./...
+	$(GO) test -count=1 -timeout 30m ./sidecar/internal/ghread/...
 
 lint: fmt-check tidy-check protocol-check vet vet-cross staticcheck
 

@@ -84,10 +84,10 @@ func readFile(t *testing.T, path string) []byte {
 func buildKMXFile(t *testing.T, root string, extra ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "kmx")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	// No budget of its own: a cold release build on a loaded machine takes
+	// minutes, and go test's -timeout bounds the whole package.
 	args := append([]string{"build", "-trimpath", "-ldflags=-s -w"}, extra...)
-	cmd := exec.CommandContext(ctx, "go", append(args, "-o", out, "./sidecar/cmd/kmx")...)
+	cmd := exec.CommandContext(t.Context(), "go", append(args, "-o", out, "./sidecar/cmd/kmx")...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {

@@ -5,7 +5,6 @@
 package testutil
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 )
 
 // ModuleRoot is the repository root, where go.mod is.
@@ -61,9 +59,8 @@ func KMX(tb testing.TB) string {
 			return
 		}
 		kmxBuild.path = filepath.Join(dir, "kmx")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", kmxBuild.path, "./sidecar/cmd/kmx")
+		// No budget of its own: go test's -timeout bounds the process.
+		cmd := exec.Command("go", "build", "-o", kmxBuild.path, "./sidecar/cmd/kmx")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			kmxBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
