@@ -403,7 +403,11 @@ async function openFileAndChat(name) {
   const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: name });
   await row.first().waitFor({ timeout: 30_000 });
   await row.first().click();
-  const lens = page.locator(".codelens-decoration a", { hasText: "💬 Open chat" });
+  // A restored chat panel keeps its own editor group, which may hold
+  // another agent file: click the lens of the file just opened, in the
+  // active group only.
+  await page.locator(".editor-group-container.active .tab.active", { hasText: name }).first().waitFor({ timeout: 15_000 });
+  const lens = page.locator(".editor-group-container.active .codelens-decoration a", { hasText: "💬 Open chat" });
   await lens.first().waitFor({ timeout: 60_000 });
   await lens.first().click();
   await chatFrame().locator("#label", { hasText: "local preview conversation" }).waitFor({ timeout: 30_000 });
