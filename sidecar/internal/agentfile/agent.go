@@ -110,6 +110,17 @@ const (
 	FileMatches     AssertionType = "fileMatches"
 	FileUnchanged   AssertionType = "fileUnchanged"
 	FilesChanged    AssertionType = "filesChanged"
+
+	// Trajectory assertions, judged from a turn's replay-verified tool
+	// trace (docs/agent-file.md#assertions-on-what-the-agent-did).
+	ToolCalledWith AssertionType = "toolCalledWith"
+	ToolOrder      AssertionType = "toolOrder"
+	ToolCalls      AssertionType = "toolCalls"
+	NoOtherTools   AssertionType = "noOtherTools"
+
+	// Budgets, judged from a turn's journal.
+	MaxLatencyMs AssertionType = "maxLatencyMs"
+	MaxTokens    AssertionType = "maxTokens"
 )
 
 // IsFileAssertion reports whether t is judged from the workspace.
@@ -119,6 +130,22 @@ func (t AssertionType) IsFileAssertion() bool {
 		return true
 	}
 	return false
+}
+
+// IsTrajectory reports whether t is judged from the tool trace: the
+// assertions a file that declares no tools cannot use.
+func (t AssertionType) IsTrajectory() bool {
+	switch t {
+	case ToolCalled, ToolNotCalled, ToolCalledWith, ToolOrder, ToolCalls, NoOtherTools:
+		return true
+	}
+	return false
+}
+
+// IsBudget reports whether t is judged from the journal's measures of a
+// turn (its duration, its token usage).
+func (t AssertionType) IsBudget() bool {
+	return t == MaxLatencyMs || t == MaxTokens
 }
 
 // Agent is one parsed agent file. Fields hold decoded values (YAML escapes
@@ -180,14 +207,20 @@ type Tool struct {
 
 // Example is one entry of the Examples list.
 type Example struct {
-	ID    string
+	ID string
+	// Input and Assertions are a one-turn example's; a multi-turn example
+	// (`turns:`) leaves them empty and holds its script in Turns.
 	Input string
 	// Range covers the "- id:" line, where the Run example lens goes.
 	Range Range
 	// FullRange covers the whole list item.
 	FullRange  Range
 	Assertions []Assertion
-	// Tools holds per-example tool recordings, in source order.
+	// Turns is a multi-turn example's script, in order; nil for a
+	// one-turn example. See Script.
+	Turns []Turn
+	// Tools holds per-example tool recordings, in source order; they
+	// answer the calls of every turn.
 	Tools []ToolRecording
 	// Workspace is the example's own fixture folder (`workspace: DIR`,
 	// relative to the agent's physical file); empty means the file's
@@ -208,6 +241,46 @@ func (a *Agent) WorkspaceOf(ex Example) string {
 	return a.Workspace
 }
 
+// MaxTurns bounds the turns of one multi-turn example.
+const MaxTurns = 20
+
+// Turn is one step of a multi-turn example: a user message, sent after
+// the earlier turns' inputs and answers, and the assertions on the answer
+// to it.
+type Turn struct {
+	Input      string
+	Assertions []Assertion
+	// Range covers the turn's "- input:" line.
+	Range Range
+}
+
+// MultiTurn reports whether the example was written with `turns:`.
+func (ex *Example) MultiTurn() bool { return ex.Turns != nil }
+
+// Script returns the turns the example runs: its Turns, or for a one-turn
+// example its input and assertions as the one turn (at the example's
+// Range). The slices are the example's own, not copies.
+func (ex *Example) Script() []Turn {
+	if ex.Turns != nil {
+		return ex.Turns
+	}
+	return []Turn{{Input: ex.Input, Assertions: ex.Assertions, Range: ex.Range}}
+}
+
+// AllAssertions returns every assertion of the example: its assert list,
+// or for a multi-turn example each turn's, in order. The result is a new
+// slice; the assertions are the example's own values.
+func (ex *Example) AllAssertions() []Assertion {
+	if ex.Turns == nil {
+		return ex.Assertions
+	}
+	var all []Assertion
+	for _, t := range ex.Turns {
+		all = append(all, t.Assertions...)
+	}
+	return all
+}
+
 // Assertion is one entry of an example's assert list.
 type Assertion struct {
 	// Index is the zero-based position in the example's assert list; with
@@ -215,14 +288,27 @@ type Assertion struct {
 	Index int
 	Type  AssertionType
 	// Value is the operand of contains, notContains and regex, the tool
-	// name of toolCalled and toolNotCalled, the text of fileContains and
-	// fileNotContains, and the pattern of fileMatches.
+	// name of toolCalled, toolNotCalled and toolCalledWith, the text of
+	// fileContains and fileNotContains, and the pattern of fileMatches.
 	Value string
 	// Path is the workspace file of fileContains, fileNotContains,
 	// fileMatches and fileUnchanged; Paths the list of filesChanged (in
 	// source order; empty means nothing changed).
 	Path  string
 	Paths []string
+	// Arguments is toolCalledWith's expected arguments as JSON text (an
+	// object): a call matches when its arguments contain these (see
+	// docs/agent-file.md).
+	Arguments string
+	// Names is toolOrder's names in order; for noOtherTools, the names the
+	// same assert list names in toolCalled, toolCalledWith and toolOrder
+	// (each once, in source order): the only tools the turn may call.
+	Names []string
+	// Min and Max are toolCalls' bounds on the number of calls, nil when
+	// not given (at least one is).
+	Min, Max *int
+	// Limit is the bound of maxLatencyMs (milliseconds) and maxTokens.
+	Limit int
 	// Rubric, JudgeModel and Threshold belong to llmJudge. Threshold is nil
 	// when omitted (the runner's default applies).
 	Rubric     string

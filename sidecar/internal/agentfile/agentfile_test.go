@@ -59,8 +59,16 @@ func TestValidFilesAreValid(t *testing.T) {
 				t.Error("no examples read")
 			}
 			for _, ex := range r.Agent.Examples {
-				if ex.ID == "" || ex.Input == "" || len(ex.Assertions) == 0 {
-					t.Errorf("example %+v is missing id, input or assertions", ex)
+				if ex.ID == "" {
+					t.Errorf("example %+v has no id", ex)
+				}
+				for i, turn := range ex.Script() {
+					if turn.Input == "" || len(turn.Assertions) == 0 {
+						t.Errorf("example %s turn %d is missing input or assertions", ex.ID, i+1)
+					}
+					if got := string(src[turn.Range.Start.Offset : turn.Range.Start.Offset+1]); got != "-" {
+						t.Errorf("example %s turn %d Range starts at %q, want the list dash", ex.ID, i+1, got)
+					}
 				}
 				if got := string(src[ex.Range.Start.Offset : ex.Range.Start.Offset+1]); got != "-" {
 					t.Errorf("example %s Range starts at %q, want the list dash", ex.ID, got)
@@ -320,5 +328,46 @@ func checkStateConsistent(t testing.TB, r Result) {
 	}
 	if r.State != want || infos != len(r.Unfinished) {
 		t.Fatalf("State %v with %d errors, %d unfinished records and %d unfinished diagnostics", r.State, errs, len(r.Unfinished), infos)
+	}
+}
+
+// TestConversationFileReadsEveryField pins the decoded values of the
+// multi-turn, trajectory and budget assertions.
+func TestConversationFileReadsEveryField(t *testing.T) {
+	src := readFiles(t, "testdata/valid")["conversation.agent.md"]
+	r := Parse("conversation.agent.md", src)
+	if r.State != Valid {
+		t.Fatalf("State = %v\n%s", r.State, FormatDiagnostics(r.Diagnostics))
+	}
+	ex := r.Agent.Examples[0]
+	if !ex.MultiTurn() || ex.Input != "" || ex.Assertions != nil || len(ex.Turns) != 2 || len(ex.Tools) != 1 {
+		t.Fatalf("follow-up = %+v", ex)
+	}
+	t1, t2 := ex.Turns[0], ex.Turns[1]
+	if t1.Input != "What was merged this week?" || t2.Input != "And which of them fixed a bug?" {
+		t.Errorf("inputs %q, %q", t1.Input, t2.Input)
+	}
+	if got := string(src[t2.Range.Start.Offset:t2.Range.End.Offset]); got != "- input: And which of them fixed a bug?" {
+		t.Errorf("turn 2 range covers %q", got)
+	}
+	a := t1.Assertions
+	if len(a) != 4 || a[0].Type != ToolCalledWith || a[0].Value != "github_list_merged_prs" || a[0].Arguments != "{}" {
+		t.Fatalf("turn 1 assertions %+v", a)
+	}
+	if a[1].Type != NoOtherTools || strings.Join(a[1].Names, ",") != "github_list_merged_prs" {
+		t.Errorf("noOtherTools lists %q", a[1].Names)
+	}
+	if a[2].Type != ToolCalls || a[2].Min == nil || *a[2].Min != 1 || a[2].Max == nil || *a[2].Max != 2 {
+		t.Errorf("toolCalls %+v", a[2])
+	}
+	if a[3].Type != MaxLatencyMs || a[3].Limit != 60000 || t2.Assertions[2].Type != MaxTokens || t2.Assertions[2].Limit != 4000 {
+		t.Errorf("budgets %+v %+v", a[3], t2.Assertions[2])
+	}
+	one := r.Agent.Examples[1]
+	if one.MultiTurn() || len(one.Script()) != 1 || one.Script()[0].Input != one.Input || one.Script()[0].Range != one.Range {
+		t.Errorf("one-turn example's script %+v", one.Script())
+	}
+	if o := one.Assertions[0]; o.Type != ToolOrder || strings.Join(o.Names, ",") != "github_list_merged_prs,ping" {
+		t.Errorf("toolOrder %+v", o)
 	}
 }

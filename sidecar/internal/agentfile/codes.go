@@ -27,6 +27,8 @@ const (
 	CodeInputTooLarge       = "KMX2010"
 	CodeUnknownExampleKey   = "KMX2011"
 	CodeExamplesInBothHomes = "KMX2012"
+	CodeTurnsWithInput      = "KMX2013"
+	CodeMalformedTurns      = "KMX2014"
 	CodeBadWorkspace        = "KMX2020"
 
 	CodeMalformedAssertion = "KMX3001"
@@ -36,6 +38,9 @@ const (
 	CodeBadThreshold       = "KMX3005"
 	CodeAssertUndeclared   = "KMX3006"
 	CodeFileNoWorkspace    = "KMX3007"
+	CodeNoToolsDeclared    = "KMX3008"
+	CodeNothingListed      = "KMX3009"
+	CodeBadBudget          = "KMX3010"
 
 	CodeToolsNotList       = "KMX4001"
 	CodeBadToolName        = "KMX4002"
@@ -82,16 +87,21 @@ func Codes() []CodeInfo {
 		{CodeDuplicateID, SeverityError, "Duplicate example id", "Rename one of the examples; ids are unique in a file."},
 		{CodeMissingInput, SeverityError, "Example without input", "Add `input:` with the non-empty user message to send."},
 		{CodeInputTooLarge, SeverityError, "Input over 16 KiB", "Shorten the input to at most 16 KiB (16384 bytes)."},
-		{CodeUnknownExampleKey, SeverityError, "Unknown example key", "Use only id, input, assert, tools and workspace in an example; check the spelling."},
+		{CodeUnknownExampleKey, SeverityError, "Unknown example key", "Use only id, input (or turns), assert, tools and workspace in an example; check the spelling."},
 		{CodeExamplesInBothHomes, SeverityError, "Examples in both homes", "Keep the examples in one home: move the agent file's Examples section into NAME.agent.examples.yaml, or delete that file."},
+		{CodeTurnsWithInput, SeverityError, "input or assert beside turns", "A multi-turn example has `turns:` only: move `input` into the first turn and each assertion under the turn whose answer it checks."},
+		{CodeMalformedTurns, SeverityError, "Malformed turns", "Write `turns:` as a list of 1-20 turns, each `- input: MESSAGE` with an optional `assert:` list."},
 		{CodeBadWorkspace, SeverityError, "Bad workspace", "Name a folder beside the agent file, relative and clean (such as fixtures/app: no `..`, no absolute path); a file-wide default is a first list item holding only `workspace: DIR`."},
 		{CodeMalformedAssertion, SeverityError, "Malformed assertion", "Write each assertion as one `type: operand` entry, such as `- contains: TEXT`."},
-		{CodeUnknownAssertion, SeverityError, "Unknown assertion type", "Use contains, notContains, regex, llmJudge, toolCalled, toolNotCalled, fileContains, fileNotContains, fileMatches, fileUnchanged or filesChanged."},
+		{CodeUnknownAssertion, SeverityError, "Unknown assertion type", "Use contains, notContains, regex, llmJudge, toolCalled, toolNotCalled, toolCalledWith, toolOrder, toolCalls, noOtherTools, maxLatencyMs, maxTokens, fileContains, fileNotContains, fileMatches, fileUnchanged or filesChanged."},
 		{CodeBadRegex, SeverityError, "Invalid regex", "Fix the pattern so that Go's RE2 syntax accepts it (no backreferences or lookaround)."},
 		{CodeNoRubric, SeverityError, "llmJudge without rubric", "Add a non-empty `rubric:` saying what the judge should look for."},
 		{CodeBadThreshold, SeverityError, "threshold is not an integer from 0 to 100", "Set `threshold:` to a whole number from 0 to 100, or remove it for the default."},
 		{CodeAssertUndeclared, SeverityError, "Tool assertion names an undeclared tool", "Declare the tool in the frontmatter `tools:` list, or fix the name."},
 		{CodeFileNoWorkspace, SeverityError, "File assertion without a workspace", "Give the example `workspace: DIR` (or the file a first item `- workspace: DIR`), or remove the file assertion."},
+		{CodeNoToolsDeclared, SeverityError, "Trajectory assertion in a file that declares no tools", "Declare the agent's tools in the frontmatter `tools:` list, or remove the assertion: with no tools the turn can call none."},
+		{CodeNothingListed, SeverityError, "noOtherTools with no tool listed", "Name the allowed tools in the same assert list (toolCalled, toolCalledWith or toolOrder), or use `toolCalls: {max: 0}` for a turn that calls no tool."},
+		{CodeBadBudget, SeverityError, "Budget is not a positive whole number", "Set `maxLatencyMs:` (milliseconds) or `maxTokens:` to a whole number from 1 to 100000000."},
 		{CodeToolsNotList, SeverityError, "tools is not a list of references", "Write `tools: [name, 'set/tool', 'server/*']` or one `- reference` per line."},
 		{CodeBadToolName, SeverityError, "Bad tool reference", "Write the reference on one line, without surrounding spaces, at most 256 bytes."},
 		{CodeDuplicateTool, SeverityWarning, "Tool listed twice", "Remove the repeated entry; it counts once."},

@@ -439,18 +439,15 @@ type slab struct {
 func (s *slab) shiftExample(ex Example, d Position) Example {
 	ex.Range = shiftRange(ex.Range, d)
 	ex.FullRange = shiftRange(ex.FullRange, d)
-	if ex.Assertions != nil {
-		as := take(&s.assertions, len(ex.Assertions), s.chunk)
-		for i, a := range ex.Assertions {
-			a.Range = shiftRange(a.Range, d)
-			if a.Threshold != nil {
-				t := &take(&s.thresholds, 1, s.chunk)[0]
-				*t = *a.Threshold
-				a.Threshold = t
-			}
-			as[i] = a
+	ex.Assertions = s.shiftAssertions(ex.Assertions, d)
+	if ex.Turns != nil {
+		turns := make([]Turn, len(ex.Turns))
+		for i, t := range ex.Turns {
+			t.Range = shiftRange(t.Range, d)
+			t.Assertions = s.shiftAssertions(t.Assertions, d)
+			turns[i] = t
 		}
-		ex.Assertions = as
+		ex.Turns = turns
 	}
 	if ex.Tools != nil {
 		ts := take(&s.tools, len(ex.Tools), s.chunk)
@@ -465,6 +462,35 @@ func (s *slab) shiftExample(ex Example, d Position) Example {
 		ex.Tools = ts
 	}
 	return ex
+}
+
+// shiftAssertions moves a list of assertions by d, copying it.
+func (s *slab) shiftAssertions(list []Assertion, d Position) []Assertion {
+	if list == nil {
+		return nil
+	}
+	as := take(&s.assertions, len(list), s.chunk)
+	for i, a := range list {
+		a.Range = shiftRange(a.Range, d)
+		if a.Threshold != nil {
+			t := &take(&s.thresholds, 1, s.chunk)[0]
+			*t = *a.Threshold
+			a.Threshold = t
+		}
+		if a.Min != nil {
+			n := *a.Min
+			a.Min = &n
+		}
+		if a.Max != nil {
+			n := *a.Max
+			a.Max = &n
+		}
+		if a.Names != nil {
+			a.Names = append([]string(nil), a.Names...)
+		}
+		as[i] = a
+	}
+	return as
 }
 
 // take cuts n elements off the front of *pool, refilling it with

@@ -116,6 +116,7 @@ func (p *parser) example(fr fragment, item *yaml.Node, dash, end int) {
 		return
 	}
 	hasID, hasInput := false, false
+	var turnsKey, assertKey *yaml.Node
 	for i := 0; i+1 < len(item.Content); i += 2 {
 		k, v := item.Content[i], item.Content[i+1]
 		switch k.Value {
@@ -134,35 +135,103 @@ func (p *parser) example(fr fragment, item *yaml.Node, dash, end int) {
 			}
 		case "input":
 			hasInput = true
-			in, ok := scalar(v)
-			r := p.pairRange(fr, k, v)
-			switch {
-			case !ok || in == "":
-				p.errorf(r, CodeMissingInput, "`input` is empty: write the user message to send")
-			case len(in) > MaxInputBytes:
-				p.errorf(r, CodeInputTooLarge, fmt.Sprintf("`input` is %d bytes: shorten it to at most %d bytes (16 KiB)", len(in), MaxInputBytes))
-			default:
+			if in, ok := p.input(fr, k, v); ok {
 				ex.Input = in
 			}
 		case "assert":
+			assertKey = k
 			ex.Assertions = p.assertions(fr, k, v)
+		case "turns":
+			turnsKey = k
+			ex.Turns = p.turns(fr, k, v)
 		case "tools":
 			ex.Tools = p.recordings(fr, k, v)
 		case "workspace":
 			ex.Workspace, ex.WorkspaceRange = p.workspace(fr, k, v)
 		default:
 			p.errorf(p.nodeRange(fr, k), CodeUnknownExampleKey,
-				"unknown example key "+quote(k.Value)+": an example has id, input, assert, tools and workspace")
+				"unknown example key "+quote(k.Value)+": an example has id, input (or turns), assert, tools and workspace")
 		}
 	}
 	if !hasID {
 		p.errorf(lineRange, CodeMissingID, "this example has no `id`: add `id:` with a unique name")
 	}
-	if !hasInput {
-		p.errorf(lineRange, CodeMissingInput, "this example has no `input`: add `input:` with the user message to send")
+	switch {
+	case turnsKey != nil && hasInput:
+		p.errorf(p.nodeRange(fr, turnsKey), CodeTurnsWithInput,
+			"this example has both `input` and `turns`: keep `input` (and `assert`) for one message, or move the input into the first of `turns`")
+		ex.Input = ""
+	case turnsKey != nil && assertKey != nil:
+		p.errorf(p.nodeRange(fr, assertKey), CodeTurnsWithInput,
+			"`assert` beside `turns`: a multi-turn example's assertions belong to its turns; move them under the turn whose answer they check")
+		ex.Assertions = nil
+	case turnsKey == nil && !hasInput:
+		p.errorf(lineRange, CodeMissingInput, "this example has no `input`: add `input:` with the user message to send (or `turns:` for a conversation)")
 	}
 	p.agent.Examples = append(p.agent.Examples, ex)
 	p.exampleIDs = append(p.exampleIDs, site)
+}
+
+// input checks one user message (an example's or a turn's).
+func (p *parser) input(fr fragment, k, v *yaml.Node) (string, bool) {
+	in, ok := scalar(v)
+	r := p.pairRange(fr, k, v)
+	switch {
+	case !ok || in == "":
+		p.errorf(r, CodeMissingInput, "`input` is empty: write the user message to send")
+	case len(in) > MaxInputBytes:
+		p.errorf(r, CodeInputTooLarge, fmt.Sprintf("`input` is %d bytes: shorten it to at most %d bytes (16 KiB)", len(in), MaxInputBytes))
+	default:
+		return in, true
+	}
+	return "", false
+}
+
+// turns reads a multi-turn example's script: a list of `{input, assert}`.
+// The result is never nil, so the example reads as multi-turn whatever is
+// wrong with the list.
+func (p *parser) turns(fr fragment, k, v *yaml.Node) []Turn {
+	const shape = "`turns` must be a list of turns, each `- input: MESSAGE` with an optional `assert:` list"
+	v = resolve(v)
+	if v == nil || v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+		p.errorf(p.pairRange(fr, k, v), CodeMalformedTurns, shape)
+		return []Turn{}
+	}
+	if len(v.Content) > MaxTurns {
+		p.errorf(p.nodeRange(fr, k), CodeMalformedTurns, fmt.Sprintf("`turns` has %d turns: split the conversation into examples of at most %d turns", len(v.Content), MaxTurns))
+		return []Turn{}
+	}
+	out := make([]Turn, 0, len(v.Content))
+	for n, item := range v.Content {
+		item = resolve(item)
+		r := p.nodeRange(fr, item)
+		start := p.dashBefore(fr, item)
+		t := Turn{Range: p.src.rng(start, max(start, min(p.src.lineEnd(p.src.lineOf(start)), fr.end)))}
+		if item.Kind != yaml.MappingNode {
+			p.errorf(r, CodeMalformedTurns, fmt.Sprintf("turn %d is not a mapping: %s", n+1, shape))
+			out = append(out, t)
+			continue
+		}
+		hasInput := false
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			tk, tv := item.Content[i], item.Content[i+1]
+			switch tk.Value {
+			case "input":
+				hasInput = true
+				t.Input, _ = p.input(fr, tk, tv)
+			case "assert":
+				t.Assertions = p.assertions(fr, tk, tv)
+			default:
+				p.errorf(p.nodeRange(fr, tk), CodeMalformedTurns,
+					"unknown turn key "+quote(tk.Value)+": a turn has input and assert (tools belong to the example and answer every turn)")
+			}
+		}
+		if !hasInput {
+			p.errorf(t.Range, CodeMissingInput, fmt.Sprintf("turn %d has no `input`: add `input:` with the user message to send", n+1))
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // idSite is where an example's valid id was written; id is empty when the
@@ -188,7 +257,7 @@ func (p *parser) checkIDs() {
 	}
 }
 
-var assertionTypes = "contains, notContains, regex, llmJudge, toolCalled, toolNotCalled, fileContains, fileNotContains, fileMatches, fileUnchanged or filesChanged"
+var assertionTypes = "contains, notContains, regex, llmJudge, toolCalled, toolNotCalled, toolCalledWith, toolOrder, toolCalls, noOtherTools, maxLatencyMs, maxTokens, fileContains, fileNotContains, fileMatches, fileUnchanged or filesChanged"
 
 // workspace reads `workspace: DIR`: a clean relative folder path (checked
 // again, on disk, before a run).
@@ -232,7 +301,7 @@ func (p *parser) checkWorkspaces() {
 		if p.agent.WorkspaceOf(ex) != "" {
 			continue
 		}
-		for _, a := range ex.Assertions {
+		for _, a := range ex.AllAssertions() {
 			if a.Type.IsFileAssertion() {
 				p.errorf(a.Range, CodeFileNoWorkspace, "`"+string(a.Type)+"` needs a workspace: give the example `workspace: DIR`, or the file a first item `- workspace: DIR`")
 			}
@@ -348,6 +417,11 @@ func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 		}
 		tk, tv := entry.Content[0], entry.Content[1]
 		a := Assertion{Index: i, Type: AssertionType(tk.Value), Range: p.pairRange(fr, tk, tv)}
+		if a.Type.IsTrajectory() && a.Type != ToolCalled && a.Type != ToolNotCalled && p.toolsKnown && len(p.declared) == 0 {
+			p.errorf(p.nodeRange(fr, tk), CodeNoToolsDeclared,
+				"`"+tk.Value+"` checks the tools the agent called, and this file declares none: add the tools to the frontmatter `tools:` list, or remove the assertion")
+			continue
+		}
 		switch a.Type {
 		case Contains, NotContains, Regex, ToolCalled, ToolNotCalled:
 			s, ok := scalar(tv)
@@ -363,9 +437,7 @@ func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 					continue
 				}
 			case ToolCalled, ToolNotCalled:
-				if p.toolsKnown && !p.declaresTool(s) {
-					p.errorf(p.nodeRange(fr, tv), CodeAssertUndeclared,
-						"tool "+quote(s)+" is not declared: add it to the frontmatter `tools:` list or fix the name")
+				if !p.declaredTool(fr, tv, s) {
 					continue
 				}
 			}
@@ -389,13 +461,211 @@ func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 			if !p.filePaths(fr, tk, tv, &a) {
 				continue
 			}
+		case ToolCalledWith:
+			if !p.toolCalledWith(fr, tv, &a) {
+				continue
+			}
+		case ToolOrder:
+			if !p.toolOrder(fr, tv, &a) {
+				continue
+			}
+		case ToolCalls:
+			if !p.toolCalls(fr, tv, &a) {
+				continue
+			}
+		case NoOtherTools:
+			if b, ok := scalar(tv); !ok || resolve(tv).ShortTag() != "!!bool" || b != "true" {
+				p.errorf(a.Range, CodeMalformedAssertion, "`noOtherTools` takes `true`; remove it to allow any declared tool")
+				continue
+			}
+		case MaxLatencyMs, MaxTokens:
+			n, err := wholeNumber(tv, 1, maxBudget)
+			if err != nil {
+				p.errorf(a.Range, CodeBadBudget, "`"+tk.Value+"` "+err.Error()+fmt.Sprintf(": use a whole number from 1 to %d", maxBudget))
+				continue
+			}
+			a.Limit = n
 		default:
 			p.errorf(p.nodeRange(fr, tk), CodeUnknownAssertion, "unknown assertion type "+quote(tk.Value)+": use "+assertionTypes)
 			continue
 		}
 		out = append(out, a)
 	}
-	return out
+	return p.listNames(out)
+}
+
+// listNames gives each noOtherTools of one assert list the names the list
+// allows: those its toolCalled, toolCalledWith and toolOrder assertions
+// name. A noOtherTools with none is refused here (KMX3009) and dropped.
+func (p *parser) listNames(as []Assertion) []Assertion {
+	var listed []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			listed = append(listed, n)
+		}
+	}
+	others := false
+	for _, a := range as {
+		switch a.Type {
+		case ToolCalled, ToolCalledWith:
+			add(a.Value)
+		case ToolOrder:
+			for _, n := range a.Names {
+				add(n)
+			}
+		case NoOtherTools:
+			others = true
+		}
+	}
+	if !others {
+		return as
+	}
+	kept := as[:0]
+	for _, a := range as {
+		if a.Type == NoOtherTools {
+			if len(listed) == 0 {
+				p.errorf(a.Range, CodeNothingListed,
+					"`noOtherTools` allows the tools this assert list names in toolCalled, toolCalledWith or toolOrder, and it names none: add them, or use `toolCalls: {max: 0}` for a turn that calls no tool")
+				continue
+			}
+			a.Names = listed
+		}
+		kept = append(kept, a)
+	}
+	return kept
+}
+
+// maxBudget bounds maxLatencyMs and maxTokens, and toolCalls' counts are
+// bounded by maxCallCount.
+const (
+	maxBudget    = 100_000_000
+	maxCallCount = 1000
+)
+
+// declaredTool checks that an assertion names a tool the header declares,
+// as the header writes it.
+func (p *parser) declaredTool(fr fragment, n *yaml.Node, name string) bool {
+	if p.toolsKnown && !p.declaresTool(name) {
+		p.errorf(p.nodeRange(fr, n), CodeAssertUndeclared,
+			"tool "+quote(name)+" is not declared: add it to the frontmatter `tools:` list or fix the name")
+		return false
+	}
+	return true
+}
+
+// toolCalledWith reads `{name: TOOL, arguments: {...}}`.
+func (p *parser) toolCalledWith(fr fragment, v *yaml.Node, a *Assertion) bool {
+	const shape = "`toolCalledWith` needs a mapping `{name: TOOL, arguments: {KEY: VALUE, ...}}`"
+	v = resolve(v)
+	if v == nil || v.Kind != yaml.MappingNode {
+		p.errorf(a.Range, CodeMalformedAssertion, shape)
+		return false
+	}
+	ok, hasArgs := true, false
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		switch k.Value {
+		case "name":
+			s, isStr := scalar(val)
+			if !isStr || s == "" || resolve(val).Kind != yaml.ScalarNode {
+				p.errorf(p.pairRange(fr, k, val), CodeMalformedAssertion, "`name` must be one declared tool reference")
+				ok = false
+				continue
+			}
+			if !p.declaredTool(fr, val, s) {
+				ok = false
+				continue
+			}
+			a.Value = s
+		case "arguments":
+			hasArgs = true
+			if m := resolve(val); m == nil || m.Kind != yaml.MappingNode {
+				p.errorf(p.pairRange(fr, k, val), CodeMalformedAssertion, "`arguments` must be a mapping, such as `{query: kmx}`: a call matches when its arguments hold these keys with these values")
+				ok = false
+				continue
+			}
+			js, err := toJSON(val)
+			if err != nil {
+				p.errorf(p.pairRange(fr, k, val), CodeMalformedAssertion, "`arguments` has no JSON form: "+err.Error())
+				ok = false
+				continue
+			}
+			a.Arguments = js
+		default:
+			p.errorf(p.nodeRange(fr, k), CodeMalformedAssertion, "unknown `toolCalledWith` key "+quote(k.Value)+": use name and arguments")
+			ok = false
+		}
+	}
+	if ok && (a.Value == "" || !hasArgs) {
+		p.errorf(a.Range, CodeMalformedAssertion, shape+"; use `toolCalled` to check the name alone")
+		return false
+	}
+	return ok
+}
+
+// toolOrder reads `[TOOL, TOOL, ...]`: at least two declared names.
+func (p *parser) toolOrder(fr fragment, v *yaml.Node, a *Assertion) bool {
+	v = resolve(v)
+	if v == nil || v.Kind != yaml.SequenceNode || len(v.Content) < 2 {
+		p.errorf(a.Range, CodeMalformedAssertion, "`toolOrder` needs a list of at least two declared tool names, in the order they must be called; use `toolCalled` for one")
+		return false
+	}
+	ok := true
+	names := make([]string, 0, len(v.Content))
+	for _, item := range v.Content {
+		s, isStr := scalar(item)
+		if !isStr || s == "" || resolve(item).Kind != yaml.ScalarNode {
+			p.errorf(p.nodeRange(fr, item), CodeMalformedAssertion, "each entry of `toolOrder` must be one declared tool reference")
+			ok = false
+			continue
+		}
+		if !p.declaredTool(fr, item, s) {
+			ok = false
+			continue
+		}
+		names = append(names, s)
+	}
+	a.Names = names
+	return ok
+}
+
+// toolCalls reads `{min: N}`, `{max: N}` or both.
+func (p *parser) toolCalls(fr fragment, v *yaml.Node, a *Assertion) bool {
+	const shape = "`toolCalls` needs `{max: N}`, `{min: N}` or both: bounds on how many tool calls the turn makes"
+	v = resolve(v)
+	if v == nil || v.Kind != yaml.MappingNode || len(v.Content) == 0 {
+		p.errorf(a.Range, CodeMalformedAssertion, shape)
+		return false
+	}
+	ok := true
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		var dst **int
+		switch k.Value {
+		case "min":
+			dst = &a.Min
+		case "max":
+			dst = &a.Max
+		default:
+			p.errorf(p.nodeRange(fr, k), CodeMalformedAssertion, "unknown `toolCalls` key "+quote(k.Value)+": use min and max")
+			ok = false
+			continue
+		}
+		n, err := wholeNumber(val, 0, maxCallCount)
+		if err != nil {
+			p.errorf(p.pairRange(fr, k, val), CodeMalformedAssertion, "`"+k.Value+"` "+err.Error()+fmt.Sprintf(": use a whole number from 0 to %d", maxCallCount))
+			ok = false
+			continue
+		}
+		*dst = &n
+	}
+	if ok && a.Min != nil && a.Max != nil && *a.Min > *a.Max {
+		p.errorf(a.Range, CodeMalformedAssertion, fmt.Sprintf("`toolCalls` has min %d above max %d: no turn can pass it", *a.Min, *a.Max))
+		return false
+	}
+	return ok
 }
 
 // compileRegex checks a pattern as regexp.Compile would, once per distinct
@@ -471,6 +741,11 @@ func (p *parser) judge(fr fragment, k, v *yaml.Node, a *Assertion) bool {
 }
 
 func threshold(v *yaml.Node) (int, error) {
+	return wholeNumber(v, 0, 100)
+}
+
+// wholeNumber reads a YAML integer in [lo, hi].
+func wholeNumber(v *yaml.Node, lo, hi int) (int, error) {
 	v = resolve(v)
 	if v == nil || v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" {
 		return 0, errors.New("is not an integer")
@@ -483,8 +758,8 @@ func threshold(v *yaml.Node) (int, error) {
 		}
 		n = int64(d)
 	}
-	if n < 0 || n > 100 {
-		return 0, fmt.Errorf("is %d, outside 0..100", n)
+	if n < int64(lo) || n > int64(hi) {
+		return 0, fmt.Errorf("is %d, outside %d..%d", n, lo, hi)
 	}
 	return int(n), nil
 }

@@ -69,8 +69,11 @@ func checkRanges(t *testing.T, src []byte, r Result) {
 	for i, ex := range r.Agent.Examples {
 		check(fmt.Sprintf("example %d", i), ex.Range)
 		check(fmt.Sprintf("example %d full", i), ex.FullRange)
-		for _, a := range ex.Assertions {
-			check(string(a.Type), a.Range)
+		for j, turn := range ex.Script() {
+			check(fmt.Sprintf("example %d turn %d", i, j), turn.Range)
+			for _, a := range turn.Assertions {
+				check(string(a.Type), a.Range)
+			}
 		}
 	}
 	if strings.Count(r.Agent.Revision, "") != 65 {

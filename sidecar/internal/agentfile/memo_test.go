@@ -184,3 +184,18 @@ func TestInstructionsDoNotKeepTheFileAlive(t *testing.T) {
 		}
 	}
 }
+
+// TestParserMultiTurnResultsShareNoMemory is the same for a multi-turn
+// example's turns and the trajectory assertions' lists and bounds.
+func TestParserMultiTurnResultsShareNoMemory(t *testing.T) {
+	src := readFiles(t, "testdata/valid")["conversation.agent.md"]
+	var ps Parser
+	ps.Parse("c.agent.md", src)
+	r := ps.Parse("c.agent.md", src)
+	turn := &r.Agent.Examples[0].Turns[0]
+	turn.Input = "changed"
+	turn.Assertions[1].Names[0] = "changed"
+	*turn.Assertions[2].Min = 7
+	r.Agent.Examples[1].Assertions[0].Names[1] = "changed"
+	sameResult(t, "after changing a result", ps.Parse("c.agent.md", src), Parse("c.agent.md", src))
+}

@@ -91,7 +91,7 @@ func TestPairRevisionCoversBothFiles(t *testing.T) {
 // holds no example yet, is still being written, never invalid.
 func TestPrefixesOfAnExamplesFileReadAsAClosedBlock(t *testing.T) {
 	a, e := readPair(t)
-	files := [][]byte{e, []byte("- id: a\n  input: \"quoted: x\"\n  assert: [{contains: x}, {llmJudge: {rubric: \"Says `x`\", threshold: 70}}]\n- id: b\n  input: |\n    two\n    lines\n")}
+	files := [][]byte{e, []byte("- id: a\n  input: \"quoted: x\"\n  assert: [{contains: x}, {llmJudge: {rubric: \"Says `x`\", threshold: 70}}]\n- id: b\n  input: |\n    two\n    lines\n"), []byte("- id: c\n  turns:\n    - input: first\n      assert:\n        - contains: x\n        - maxLatencyMs: 500\n    - input: \"second: y\"\n      assert: [{maxTokens: 10}, {regex: '^T'}]\n- id: d\n  input: z\n")}
 	cut, closed := 0, 0
 	for _, src := range files {
 		if r := parsePair(a, src); r.State != Valid {
