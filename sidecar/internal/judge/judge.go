@@ -96,9 +96,15 @@ func Evaluate(ctx context.Context, a agentfile.Assertion, input, answer string, 
 		return evalText(r, a, answer)
 	case agentfile.LLMJudge:
 		return evalLLMJudge(ctx, r, a, input, answer, s)
-	case agentfile.ToolCalled, agentfile.ToolNotCalled:
+	}
+	switch {
+	case a.Type.IsTrajectory():
 		r.Outcome = Unknown
-		r.Message = fmt.Sprintf("%s is not judged on the tool-free path; bind the tool or remove the assertion", a.Type)
+		r.Message = fmt.Sprintf("%s is judged from a replay-verified tool trace only, not from an answer; bind the tool or remove the assertion", a.Type)
+		return r
+	case a.Type.IsBudget():
+		r.Outcome = Unknown
+		r.Message = fmt.Sprintf("%s is judged from the turn's journaled measures only, not from an answer", a.Type)
 		return r
 	}
 	r.Outcome = Unknown

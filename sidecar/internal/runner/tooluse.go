@@ -52,12 +52,14 @@ type ToolUse struct {
 	Reference  string
 	Source     string
 	Dispatched bool
+	// Arguments is the call's JSON arguments, for toolCalledWith.
+	Arguments string
 }
 
 func judgeUses(uses []ToolUse) []judge.ToolUse {
 	out := make([]judge.ToolUse, 0, len(uses))
 	for _, u := range uses {
-		out = append(out, judge.ToolUse{Name: u.Name, Reference: u.Reference, Source: u.Source})
+		out = append(out, judge.ToolUse{Name: u.Name, Reference: u.Reference, Source: u.Source, Arguments: u.Arguments})
 	}
 	return out
 }

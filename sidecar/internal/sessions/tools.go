@@ -115,8 +115,10 @@ func (t *trace) final() *journal.ModelCompletion {
 // uses is the turn's answered calls, for reports and tool assertions.
 func (t *trace) uses() []*sessionspb.ToolUse {
 	out := make([]*sessionspb.ToolUse, 0, len(t.results))
-	for _, r := range t.results {
-		out = append(out, &sessionspb.ToolUse{Name: r.Name, Source: r.Source, Dispatched: r.Dispatched})
+	for i, r := range t.results {
+		// Results answer the calls one for one, in batch order (accept
+		// holds them together), so call i carries result i's arguments.
+		out = append(out, &sessionspb.ToolUse{Name: r.Name, Source: r.Source, Dispatched: r.Dispatched, Arguments: t.calls[i].Arguments})
 	}
 	return out
 }

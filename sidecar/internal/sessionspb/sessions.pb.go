@@ -549,14 +549,17 @@ func (x *SavedCall) GetResult() string {
 }
 
 // ToolUse is one answered call of a tool turn, for reports and tool
-// assertions: never its arguments or result.
+// assertions: never its result.
 type ToolUse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// source is live, recorded, unavailable or disabled.
 	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
 	// dispatched is false for a Disabled answer.
-	Dispatched    bool `protobuf:"varint,3,opt,name=dispatched,proto3" json:"dispatched,omitempty"`
+	Dispatched bool `protobuf:"varint,3,opt,name=dispatched,proto3" json:"dispatched,omitempty"`
+	// arguments is the call's arguments as the model sent them (JSON text,
+	// replay-verified), for toolCalledWith; reports never show them whole.
+	Arguments     string `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -610,6 +613,13 @@ func (x *ToolUse) GetDispatched() bool {
 		return x.Dispatched
 	}
 	return false
+}
+
+func (x *ToolUse) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
 }
 
 type CreateSessionResponse struct {
@@ -1814,13 +1824,14 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	" \x01(\tR\x05table\"A\n" +
 	"\tSavedCall\x12\x1c\n" +
 	"\targuments\x18\x01 \x01(\tR\targuments\x12\x16\n" +
-	"\x06result\x18\x02 \x01(\tR\x06result\"U\n" +
+	"\x06result\x18\x02 \x01(\tR\x06result\"s\n" +
 	"\aToolUse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1e\n" +
 	"\n" +
 	"dispatched\x18\x03 \x01(\bR\n" +
-	"dispatched\"P\n" +
+	"dispatched\x12\x1c\n" +
+	"\targuments\x18\x04 \x01(\tR\targuments\"P\n" +
 	"\x15CreateSessionResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
