@@ -227,6 +227,10 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 		return plan, noExamples(req.Path)
 	}
 	for _, ex := range plan.Selected {
+		if ex.MultiTurn() {
+			return plan, refuseAt(ex.Range, "give the example one `input:` until this kmx runs `turns:`",
+				"example %q has turns: this kmx reads multi-turn examples but does not run them yet", ex.ID)
+		}
 		if ws := plan.Agent.WorkspaceOf(ex); ws != "" {
 			// Parsed, not run yet (issue 27): running the example without
 			// its workspace would test something else, so it is refused.
