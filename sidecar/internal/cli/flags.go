@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kmxdev/kmx/sidecar/internal/english"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 )
 
@@ -183,13 +184,6 @@ func oneFile(cmd string, pos []string, usage string) (string, error) {
 	return "", usagef(usage, "kmx %s: one agent file at a time (got %d: %s)", cmd, len(pos), strings.Join(pos, " "))
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // worstExit is the exit code of a command over many files: the worst one.
 func worstExit(errs []error) error {
 	var worst error
@@ -226,3 +220,6 @@ func (m *modelFlag) Set(v string) error {
 	m.r.models = append(m.r.models, v)
 	return nil
 }
+
+// plural is english.Plural, the one wording of a count every front shares.
+func plural(n int, word string) string { return english.Plural(n, word) }

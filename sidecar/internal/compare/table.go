@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kmxdev/kmx/sidecar/internal/english"
 )
 
 // WriteTable prints the comparison for a terminal: a header line, one row
@@ -168,12 +170,8 @@ func Duration(ms float64) string {
 	return fmt.Sprintf("%.1f ms", ms)
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+// plural is english.Plural, the one wording of a count every front shares.
+func plural(n int, word string) string { return english.Plural(n, word) }
 
 // printer writes lines and keeps the first error.
 type printer struct {

@@ -2,11 +2,11 @@ package lsp
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/english"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 )
 
@@ -142,9 +142,5 @@ func createFileEdit(uri, text string) map[string]any {
 	}}
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+// plural is english.Plural, the one wording of a count every front shares.
+func plural(n int, word string) string { return english.Plural(n, word) }
