@@ -9,14 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
+	"github.com/kmxdev/kmx/sidecar/internal/workspacepath"
 )
 
 // Bounds of a fixture (issue 27).
@@ -70,30 +68,10 @@ type entry struct {
 // clean, relative, slash-separated path with no ".." component. The agent
 // file's parser uses it to refuse a bad path where it is written.
 func CheckPath(rel string) error {
-	bad := func(problem, fix string) error { return &Error{Fixture: rel, Problem: problem, Fix: fix} }
-	switch {
-	case rel == "":
-		return bad("is empty", "name a folder beside the agent file, such as fixtures/app")
-	case strings.ContainsRune(rel, 0) || !utf8.ValidString(rel):
-		return bad("is not a valid path", "name a folder beside the agent file, such as fixtures/app")
-	case strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`) || filepath.IsAbs(rel) || filepath.VolumeName(rel) != "" || hasDriveLetter(rel):
-		return bad("is an absolute path", "write it relative to the agent file's folder, such as fixtures/app")
-	case strings.Contains(rel, `\`):
-		return bad(`uses \ as a separator`, "write / between folder names, such as fixtures/app")
-	}
-	for _, c := range strings.Split(rel, "/") {
-		if c == ".." {
-			return bad(`goes through ".."`, "keep the fixture inside the agent file's folder: move it there and name it relative to it")
-		}
-	}
-	if path.Clean(rel) != rel {
-		return bad("is not a clean path", fmt.Sprintf("write it as %q", path.Clean(rel)))
+	if problem, fix := workspacepath.CheckDir(rel); problem != "" {
+		return &Error{Fixture: rel, Problem: problem, Fix: fix}
 	}
 	return nil
-}
-
-func hasDriveLetter(p string) bool {
-	return len(p) >= 2 && p[1] == ':' && (p[0] >= 'a' && p[0] <= 'z' || p[0] >= 'A' && p[0] <= 'Z')
 }
 
 // Load reads the fixture rel, relative to agentDir (the folder of the
@@ -146,7 +124,7 @@ func Load(agentDir, rel string) (*Fixture, error) {
 		if p == "." {
 			return nil
 		}
-		if !cleanName(p) {
+		if !workspacepath.Printable(p) {
 			return bad(fmt.Sprintf("holds %q, a name that is not printable UTF-8", p), "rename it: kmx reports paths in text")
 		}
 		t := d.Type()
@@ -230,22 +208,9 @@ func readRegular(root *os.Root, p string, limit int64) ([]byte, error) {
 
 var errNotRegular = errors.New("not a regular file")
 
-// cleanName reports whether every component of p is printable UTF-8.
-func cleanName(p string) bool {
-	if !utf8.ValidString(p) {
-		return false
-	}
-	for _, r := range p {
-		if !unicode.IsPrint(r) && r != ' ' {
-			return false
-		}
-	}
-	return true
-}
-
 // hashEntries digests a sorted tree: a version line, then per entry "D
 // PATH\n" for a folder or "F PATH SIZE\n" and the bytes for a file. Names
-// hold no line break (cleanName), so the encoding is unambiguous.
+// hold no line break (workspacepath.Printable), so the encoding is unambiguous.
 func hashEntries(entries []entry) string {
 	h := sha256.New()
 	_, _ = io.WriteString(h, "kmx-workspace-v1\n")

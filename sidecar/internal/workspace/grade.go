@@ -2,10 +2,11 @@ package workspace
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/workspacepath"
 )
 
 // FileState is one file's state after the turn, as the journal keeps it for
@@ -155,24 +156,4 @@ func Judge(kind, path, operand string, paths []string, o Outcome) (verdict, mess
 
 // CheckFilePath checks a workspace file path as an assertion writes it:
 // clean, relative to the workspace root, slash-separated, no "..".
-func CheckFilePath(p string) error {
-	switch {
-	case p == "" || p == ".":
-		return fmt.Errorf("is empty: name a file in the workspace, such as src/main.go")
-	case strings.ContainsRune(p, 0) || !cleanName(p):
-		return fmt.Errorf("is not a valid path")
-	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || hasDriveLetter(p) || strings.Contains(p, "://"):
-		return fmt.Errorf("is an absolute path: write it relative to the workspace root, such as src/main.go")
-	case strings.Contains(p, `\`):
-		return fmt.Errorf(`uses \ as a separator: write / between folder names`)
-	}
-	for _, c := range strings.Split(p, "/") {
-		if c == ".." {
-			return fmt.Errorf(`goes through "..": name a file inside the workspace`)
-		}
-	}
-	if path.Clean(p) != p {
-		return fmt.Errorf("is not a clean path: write it as %q", path.Clean(p))
-	}
-	return nil
-}
+func CheckFilePath(p string) error { return workspacepath.CheckFile(p) }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/state"
+	"github.com/kmxdev/kmx/sidecar/internal/workspacepath"
 )
 
 // Workspace is one example's private scratch copy of a fixture. Every tool
@@ -242,7 +243,7 @@ func (w *Workspace) resolve(p string, missingOK bool) (resolved, error) {
 		return resolved{}, pathErr("no path was given: use a path relative to the workspace root, such as src/main.go")
 	case strings.ContainsRune(p, 0) || !utf8Valid(p):
 		return resolved{}, pathErr("%q is not a valid path", p)
-	case strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.IsAbs(p) || hasDriveLetter(p):
+	case strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.IsAbs(p) || workspacepath.HasDriveLetter(p):
 		return resolved{}, pathErr("%q is an absolute path: kmx's test workspace takes paths relative to its root, such as src/main.go", p)
 	case strings.Contains(p, `\`):
 		return resolved{}, pathErr(`%q uses \ as a separator: write / between folder names`, p)
