@@ -165,18 +165,9 @@ type replyFields struct {
 // completion applies the reply rules, in the order and with the wording
 // they have always had, to the fields of a body the walk accepted.
 func (f *replyFields) completion(body []byte, wantModel string) (Completion, error) {
-	if f.model.kind != tokString || wantModel == "" || !f.model.is(body, wantModel) {
-		return Completion{}, replyErr(ClassModel, "")
-	}
-	if f.choices.kind != tokArrayOpen || f.choiceCount != 1 {
-		return Completion{}, replyErr(ClassChoices, "")
-	}
-	if f.choice.kind != tokObjectOpen {
-		return Completion{}, replyErr(ClassChoices, "the choice is not an object")
-	}
-	var finish []byte
-	if f.finishReason.kind == tokString {
-		finish = f.finishReason.text(body)
+	finish, err := f.choiceFinish(body, wantModel)
+	if err != nil {
+		return Completion{}, err
 	}
 	switch {
 	case f.finishReason.kind != tokString:
@@ -193,11 +184,8 @@ func (f *replyFields) completion(body []byte, wantModel string) (Completion, err
 	default:
 		return Completion{}, replyErr(ClassFinishReason, "")
 	}
-	if f.message.kind != tokObjectOpen {
-		return Completion{}, replyErr(ClassContent, "the choice has no message object")
-	}
-	if f.role.kind != 0 && !f.role.is(body, "assistant") {
-		return Completion{}, replyErr(ClassContent, `the message role is not "assistant"`)
+	if err := f.assistantMessage(body); err != nil {
+		return Completion{}, err
 	}
 	if f.content.kind != tokString {
 		return Completion{}, replyErr(ClassContent, "")
@@ -207,6 +195,38 @@ func (f *replyFields) completion(body []byte, wantModel string) (Completion, err
 		return Completion{}, replyErr(ClassContent, "")
 	}
 	return Completion{Model: wantModel, Text: content, FinishReason: "stop"}, nil
+}
+
+// choiceFinish applies the rules both paths share up to the finish
+// reason: exactly the requested model, one choice that is an object. It
+// returns the finish reason's text (nil when it is not a string, which
+// each path refuses in its own switch).
+func (f *replyFields) choiceFinish(body []byte, wantModel string) ([]byte, error) {
+	if f.model.kind != tokString || wantModel == "" || !f.model.is(body, wantModel) {
+		return nil, replyErr(ClassModel, "")
+	}
+	if f.choices.kind != tokArrayOpen || f.choiceCount != 1 {
+		return nil, replyErr(ClassChoices, "")
+	}
+	if f.choice.kind != tokObjectOpen {
+		return nil, replyErr(ClassChoices, "the choice is not an object")
+	}
+	if f.finishReason.kind != tokString {
+		return nil, nil
+	}
+	return f.finishReason.text(body), nil
+}
+
+// assistantMessage checks that the choice has a message object whose role,
+// when given, is "assistant".
+func (f *replyFields) assistantMessage(body []byte) error {
+	if f.message.kind != tokObjectOpen {
+		return replyErr(ClassContent, "the choice has no message object")
+	}
+	if f.role.kind != 0 && !f.role.is(body, "assistant") {
+		return replyErr(ClassContent, `the message role is not "assistant"`)
+	}
+	return nil
 }
 
 // walkFrame is one open container during the walk.

@@ -199,18 +199,9 @@ func DecodeToolReply(body []byte, wantModel string, offered []ToolDef, after boo
 // toolCompletion applies the reply rules of the tool path to the fields of
 // a body the walk accepted.
 func (f *replyFields) toolCompletion(body []byte, wantModel string, offered []ToolDef, after bool) (Completion, error) {
-	if f.model.kind != tokString || wantModel == "" || !f.model.is(body, wantModel) {
-		return Completion{}, replyErr(ClassModel, "")
-	}
-	if f.choices.kind != tokArrayOpen || f.choiceCount != 1 {
-		return Completion{}, replyErr(ClassChoices, "")
-	}
-	if f.choice.kind != tokObjectOpen {
-		return Completion{}, replyErr(ClassChoices, "the choice is not an object")
-	}
-	var finish []byte
-	if f.finishReason.kind == tokString {
-		finish = f.finishReason.text(body)
+	finish, err := f.choiceFinish(body, wantModel)
+	if err != nil {
+		return Completion{}, err
 	}
 	switch {
 	case f.finishReason.kind != tokString:
@@ -225,11 +216,8 @@ func (f *replyFields) toolCompletion(body []byte, wantModel string, offered []To
 	default:
 		return Completion{}, replyErr(ClassFinishReason, "")
 	}
-	if f.message.kind != tokObjectOpen {
-		return Completion{}, replyErr(ClassContent, "the choice has no message object")
-	}
-	if f.role.kind != 0 && !f.role.is(body, "assistant") {
-		return Completion{}, replyErr(ClassContent, `the message role is not "assistant"`)
+	if err := f.assistantMessage(body); err != nil {
+		return Completion{}, err
 	}
 	var raw []json.RawMessage
 	switch f.toolCalls.kind {
