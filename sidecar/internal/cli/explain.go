@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"runtime"
 	"strconv"
 	"strings"
@@ -70,22 +69,9 @@ func runTestExplain(_ context.Context, env Env, args []string) error {
 	if clear {
 		return clearExplain(env, root, file, asJSON)
 	}
-	current, err := agentfile.ReadFile(file)
-	var tooLarge *agentfile.TooLargeError
-	switch {
-	case errors.As(err, &tooLarge):
-		return &RefusalError{Msg: "kmx test explain: " + err.Error(), Next: tooLarge.NextStep()}
-	case errors.Is(err, fs.ErrNotExist):
-		// A deleted file's records can still be shown; all are history.
-		current = nil
-	case err != nil:
-		return usagef("check the path; kmx reads *.agent.md files", "kmx test explain: cannot read %s: %v", file, unwrapPathError(err))
-	case current == nil:
-		current = []byte{}
-	}
-	exp, err := failures.Explain(root, file, current, showContent)
+	exp, gone, err := failures.ExplainFile(root, file, "", showContent)
 	if err != nil {
-		return explainError(file, err)
+		return &RefusalError{Msg: "kmx test explain: " + err.Error(), Next: problem.NextStep(err)}
 	}
 	if asJSON {
 		if err := writeJSON(env.Stdout, exp); err != nil {
@@ -109,7 +95,7 @@ func runTestExplain(_ context.Context, env Env, args []string) error {
 		}
 	}
 	if !asJSON {
-		if current == nil {
+		if gone {
 			fmt.Fprintf(env.Stdout, "%s does not exist (yet)\n", file)
 		}
 		fmt.Fprintf(env.Stdout, "nothing is retained for %s: kmx keeps a record only when kmx test completes with a fail or unknown verdict (the last %d per file)\n", file, failures.MaxRecordsPerSubject)

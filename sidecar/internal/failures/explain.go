@@ -4,10 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
+	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
 
 // ExplainSchema versions the Explanation JSON (kmx test explain --json and
@@ -160,4 +164,42 @@ func currentRevision(path string, current []byte) string {
 	}
 	sum := sha256.Sum256(current)
 	return hex.EncodeToString(sum[:])
+}
+
+// ExplainFile is Explain for an agent file on disk, as kmx test explain and
+// the MCP Explain tool read it: records kept for file (the path as the user
+// named it), compared with the current text read from readFrom (where the
+// front resolved file to; "" reads file itself). gone says the file no
+// longer exists: its records can still be shown, all as history. Every
+// error says what is wrong and what to change (problem.NextStep); the
+// fronts only prefix and render it.
+func ExplainFile(stateRoot, file, readFrom string, showContent bool) (exp Explanation, gone bool, err error) {
+	if readFrom == "" {
+		readFrom = file
+	}
+	current, err := agentfile.ReadFile(readFrom)
+	var tooLarge *agentfile.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return Explanation{}, false, problem.Wrap(err, tooLarge.NextStep())
+	case errors.Is(err, fs.ErrNotExist):
+		current, gone = nil, true
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return Explanation{}, false, problem.New(fmt.Sprintf("cannot read %s: %v", file, err), "check the path; kmx reads *.agent.md files")
+	case current == nil:
+		current = []byte{}
+	}
+	exp, err = Explain(stateRoot, file, current, showContent)
+	if err != nil {
+		var unsafe *state.UnsafeError
+		if errors.As(err, &unsafe) {
+			return Explanation{}, false, problem.Wrap(unsafe, unsafe.Fix)
+		}
+		return Explanation{}, false, problem.New(fmt.Sprintf("%s: %v", file, err), "check the path of the agent file")
+	}
+	return exp, gone, nil
 }

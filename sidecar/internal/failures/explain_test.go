@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
 func TestExplainCurrentOrHistorical(t *testing.T) {
@@ -222,5 +224,24 @@ func TestExplainFollowsThePairRevision(t *testing.T) {
 	exp, err = Explain(root, path, []byte("agent"), false)
 	if err != nil || exp.Records[0].Relation != Historical {
 		t.Fatalf("after editing the examples file: %v %+v", err, exp.Records)
+	}
+}
+
+// TestExplainFileSaysWhatToChange: a file that is gone is explained (all
+// history), and a file kmx cannot read is refused with the next step.
+func TestExplainFileSaysWhatToChange(t *testing.T) {
+	root := testutil.PrivateDir(t)
+	gonePath := filepath.Join(t.TempDir(), "gone.agent.md")
+	exp, gone, err := ExplainFile(root, gonePath, "", false)
+	if err != nil || !gone || len(exp.Records) != 0 {
+		t.Fatalf("gone file: %+v %v %v", exp, gone, err)
+	}
+	dir := filepath.Join(t.TempDir(), "dir.agent.md")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ExplainFile(root, "named.agent.md", dir, false)
+	if err == nil || !strings.Contains(err.Error(), "named.agent.md") || problem.NextStep(err) == "" {
+		t.Fatalf("unreadable file: %v (next %q)", err, problem.NextStep(err))
 	}
 }

@@ -2,15 +2,12 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"runtime"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
@@ -50,26 +47,9 @@ func explain(cfg Config, in ExplainArgs, real string) (*mcp.CallToolResult, *fai
 	if err != nil {
 		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: "restart kmx mcp with its environment fixed: " + problem.SetKMXHome}), nil, nil
 	}
-	current, err := agentfile.ReadFile(real)
-	var tooLarge *agentfile.TooLargeError
-	switch {
-	case errors.As(err, &tooLarge):
-		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: tooLarge.NextStep()}), nil, nil
-	case errors.Is(err, fs.ErrNotExist):
-		// A deleted file's records can still be shown; all are history.
-		current = nil
-	case err != nil:
-		return errorResult(&refusal{msg: fmt.Sprintf("kmx test explain: cannot read %s: %v", in.File, err), next: "check the path; kmx reads *.agent.md files"}), nil, nil
-	case current == nil:
-		current = []byte{}
-	}
-	exp, err := failures.Explain(root, in.File, current, in.ShowContent)
+	exp, gone, err := failures.ExplainFile(root, in.File, real, in.ShowContent)
 	if err != nil {
-		var unsafe *state.UnsafeError
-		if errors.As(err, &unsafe) {
-			return errorResult(&refusal{msg: "kmx test explain: " + unsafe.Error(), next: unsafe.Fix}), nil, nil
-		}
-		return errorResult(&refusal{msg: fmt.Sprintf("kmx test explain: %s: %v", in.File, err), next: "check the path of the agent file"}), nil, nil
+		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: problem.NextStep(err)}), nil, nil
 	}
 	if len(exp.Records) == 0 && len(exp.Corrupt) > 0 {
 		r := &refusal{
@@ -78,7 +58,7 @@ func explain(cfg Config, in ExplainArgs, real string) (*mcp.CallToolResult, *fai
 		}
 		return errorResult(r), &exp, nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: explainSummary(exp, current == nil)}}}, &exp, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: explainSummary(exp, gone)}}}, &exp, nil
 }
 
 // explainSummary is the short text beside the structured explanation.
