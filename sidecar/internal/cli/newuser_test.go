@@ -5,13 +5,17 @@ import (
 	"encoding/xml"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 )
 
@@ -402,3 +406,107 @@ func TestOneAgentWithoutExamplesFailedTheWholeCIRun(t *testing.T) {
 		t.Errorf("the file without examples is not in the JUnit report")
 	}
 }
+
+// TestTheFakeModelsPlaceholderPassedAssertions: an unchanged real agent (no
+// Reply with exactly line) got the fake's placeholder answer, and
+// notContains, toolNotCalled and a fake-judge rubric all passed. An example
+// answered with the placeholder is unknown, saying how to choose the
+// fake's answer; so is a fake-judge sample the fake cannot score.
+func TestTheFakeModelsPlaceholderPassedAssertions(t *testing.T) {
+	ci := agentTree(t, map[string]string{
+		"reviewer.agent.md": "---\ndescription: Reviews pull requests\ntools: ['edit/editFiles', 'search']\n---\nYou are a careful reviewer. Point out bugs and never edit files.\n",
+		"reviewer.agent.examples.yaml": "- id: polite\n  input: review this diff\n  assert:\n    - notContains: I cannot\n" +
+			"- id: no-edits\n  input: fix the typo\n  assert:\n    - toolNotCalled: edit/editFiles\n" +
+			"- id: judged\n  input: review this diff\n  assert:\n    - llmJudge:\n        rubric: mentions the `fake model`\n        judgeModel: fake\n",
+		"ok.agent.md": "---\nmodel: fake\n---\nReply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: vague-rubric\n  input: hi\n  assert:\n    - llmJudge:\n        rubric: is it a good answer\n        judgeModel: fake\n```\n",
+	})
+	h := home(t)
+	got := userTranscript(t, h, map[string]string{"ci": ci},
+		[]string{"test", filepath.Join(ci, "reviewer.agent.md"), "--model", "fake"},
+		[]string{"test", filepath.Join(ci, "ok.agent.md")},
+	)
+	golden(t, "fake-placeholder.txt", got)
+	if strings.Contains(got, "PASS") || strings.Count(got, "to choose the fake's answer") != 3 || !strings.Contains(got, "to choose the fake judge's score") {
+		t.Errorf("the placeholder or an unscorable fake judge sample passed, or the way to choose the fake's answer is missing:\n%s", got)
+	}
+	r := kmx(t, h, "test", filepath.Join(ci, "reviewer.agent.md"), "--model", "fake", "--json")
+	var rep struct {
+		Verdict  string
+		Examples []struct{ Verdict string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if r.code != ExitFailure || rep.Verdict != "unknown" || len(rep.Examples) != 3 {
+		t.Fatalf("exit %d, verdict %s, %d examples", r.code, rep.Verdict, len(rep.Examples))
+	}
+	for _, ex := range rep.Examples {
+		if ex.Verdict != "unknown" {
+			t.Errorf("an example answered with the placeholder is %s", ex.Verdict)
+		}
+	}
+}
+
+// TestModelsFromAgentFilesOnEndpoints: with no model kmx sent its default
+// gpt-5.6-terra to the endpoint; from a list it sent "Claude Sonnet 4.6
+// (copilot)" verbatim and got a 404; a reply naming another model was
+// refused without saying which. On an endpoint, no model, a model list and
+// VS Code's "Name (vendor)" form are refused before anything is sent,
+// saying to pass --model, and the wrong-model refusal names the model that
+// came back.
+func TestModelsFromAgentFilesOnEndpoints(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Model string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		asked = append(asked, req.Model)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"model":"llama3.2:latest","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	const examples = "\n## Examples\n\n```yaml\n- id: a\n  input: hi\n  assert:\n    - contains: ok\n```\n"
+	ci := agentTree(t, map[string]string{
+		"none.agent.md":   "Reply briefly.\n" + examples,
+		"vendor.agent.md": "---\nmodel: Claude Sonnet 4.6 (copilot)\n---\nReply briefly.\n" + examples,
+		"list.agent.md":   "---\nmodel: ['Claude Sonnet 4.6 (copilot)', 'GPT-5 (copilot)']\n---\nReply briefly.\n" + examples,
+		"plain.agent.md":  "---\nmodel: gpt-4o\n---\nReply briefly.\n" + examples,
+	})
+	h := home(t)
+	ep := srv.URL + "/v1"
+	got := userTranscript(t, h, map[string]string{"ci": ci, "ENDPOINT": ep},
+		[]string{"test", filepath.Join(ci, "none.agent.md"), "--endpoint", ep},
+		[]string{"test", filepath.Join(ci, "vendor.agent.md"), "--endpoint", ep},
+		[]string{"test", filepath.Join(ci, "list.agent.md"), "--endpoint", ep},
+		[]string{"test", filepath.Join(ci, "plain.agent.md"), "--endpoint", ep, "--model", "GPT-5 (copilot)"},
+	)
+	mu.Lock()
+	sent := len(asked)
+	mu.Unlock()
+	if sent != 0 {
+		t.Fatalf("refused invocations sent %d requests: %v", sent, asked)
+	}
+	noJournals(t, h)
+	got += userTranscript(t, h, map[string]string{"ci": ci, "ENDPOINT": ep},
+		[]string{"test", filepath.Join(ci, "plain.agent.md"), "--endpoint", ep},
+		[]string{"test", filepath.Join(ci, "list.agent.md"), "--endpoint", ep, "--model", "llama3.2:latest"},
+	)
+	golden(t, "endpoint-models.txt", got)
+	if !strings.Contains(got, `it named "llama3.2:latest", but kmx asked for "gpt-4o"`) {
+		t.Errorf("the wrong-model refusal does not name the model that came back:\n%s", got)
+	}
+	if strings.Contains(got, DefaultModelForTest) && !strings.Contains(got, "never its default "+DefaultModelForTest) {
+		t.Errorf("the default model was used on an endpoint:\n%s", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(asked, []string{"gpt-4o", "llama3.2:latest"}) {
+		t.Errorf("the endpoint was asked for %v, want gpt-4o then llama3.2:latest", asked)
+	}
+}
+
+// DefaultModelForTest is the runner's default model, which an endpoint is
+// never sent unasked.
+const DefaultModelForTest = invocation.DefaultModel

@@ -3,6 +3,8 @@ package invocation
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
@@ -105,8 +107,17 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 		// model, not on a second resolution of its name.
 		rt.judges[model] = m
 	default:
+		if opts.Endpoint != "" && opts.Model == "" && (plan.Agent.Model == nil || *plan.Agent.Model == "") {
+			return nil, Refuse(endpointModelNext,
+				"the agent file names no model, and on an endpoint kmx sends only a model you name (never its default %s)", DefaultModel)
+		}
 		m, err := cb.model(opts.Endpoint, opts.KeyEnv, model, "--endpoint")
 		if err != nil {
+			return nil, err
+		}
+		// Checked once the route is built: it refused a model name holding
+		// the credential, so the name may be shown.
+		if err := checkEndpointModel(opts, plan.Agent, model); err != nil {
 			return nil, err
 		}
 		rt.AgentModel = m
@@ -147,6 +158,30 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 			"a judge endpoint was given, but no selected example has an llmJudge assertion")
 	}
 	return rt, nil
+}
+
+// endpointModelNext is the next step of a model an endpoint cannot be sent.
+const endpointModelNext = "pass --model NAME with the name the endpoint serves the model under (for a local Ollama, for example --model llama3.2)"
+
+// vscodeModelName is VS Code's display form of a model, "Name (vendor)",
+// as agent files name them: it names a model VS Code offers, which an
+// OpenAI-compatible endpoint does not serve under that name.
+var vscodeModelName = regexp.MustCompile(`^\S.*\s\([^()\s][^()]*\)$`)
+
+// checkEndpointModel refuses, before anything is sent, an agent model an
+// endpoint would be sent verbatim and could only answer with a 404: a name
+// in VS Code's "Name (vendor)" form, or the first of a model list the file
+// names (VS Code tries them in order; an endpoint serves the one you name).
+func checkEndpointModel(opts Options, a *agentfile.Agent, model string) error {
+	if opts.Model == "" && len(a.Models) > 1 {
+		return Refuse(endpointModelNext,
+			"the agent file lists %d models (%s), which VS Code tries in order; on an endpoint kmx sends the one model you name", len(a.Models), strings.Join(a.Models, ", "))
+	}
+	if vscodeModelName.MatchString(model) {
+		return Refuse(endpointModelNext+", or run the agent from the kmx extension in VS Code, which offers that model",
+			"model %q is in VS Code's Name (vendor) form, which names a model VS Code offers, not one an endpoint serves", model)
+	}
+	return nil
 }
 
 // checkRouteSettings refuses route settings that are wrong on their own,
@@ -194,12 +229,26 @@ func judgeModel(ctx context.Context, opts Options, cb *compatBuilder, eb *editor
 	}
 	switch {
 	case opts.JudgeEndpoint != "":
-		return cb.model(opts.JudgeEndpoint, opts.JudgeKeyEnv, name, "--judge-endpoint")
+		return endpointJudge(cb.model(opts.JudgeEndpoint, opts.JudgeKeyEnv, name, "--judge-endpoint"))
 	case opts.Endpoint != "" && agentModel != route.Fake:
-		return cb.model(opts.Endpoint, opts.KeyEnv, name, "--endpoint")
+		return endpointJudge(cb.model(opts.Endpoint, opts.KeyEnv, name, "--endpoint"))
 	case eb != nil:
 		return eb.model(ctx, []string{name}, fmt.Sprintf("judge model %q", name))
 	}
 	return nil, Refuse("set judgeModel: fake, or pass --judge-endpoint URL for a real judge",
 		"llmJudge needs a judge: judge model %q has no endpoint", name)
+}
+
+// endpointJudge refuses a judge model an endpoint route was built for when
+// its name is in VS Code's "Name (vendor)" form (the route refused a name
+// holding the credential, so the name may be shown).
+func endpointJudge(m route.Model, err error) (route.Model, error) {
+	if err != nil {
+		return nil, err
+	}
+	if name := m.Identity().Model; vscodeModelName.MatchString(name) {
+		return nil, Refuse("set judgeModel to the name the judge endpoint serves the model under, or omit it to judge on the agent's model",
+			"judge model %q is in VS Code's Name (vendor) form, which names a model VS Code offers, not one an endpoint serves", name)
+	}
+	return m, nil
 }

@@ -76,6 +76,13 @@ func decodePayload(s string) (payload, error) {
 	return payload{Rubric: *raw.Rubric, Input: *raw.Input, Answer: *raw.Answer}, nil
 }
 
+// FakeUnscorable is why an llmJudge judged by the fake judge with no score
+// is unknown: the fake scores only the phrases a rubric quotes in
+// backticks. It says how to choose the fake judge's score.
+const FakeUnscorable = "the fake judge gave no score: it scores only the phrases a rubric quotes in backticks, and this rubric quotes none; " +
+	"so this is inconclusive: unknown, not a pass; quote in the rubric the text a good answer must contain (for example `refund`) to choose the fake judge's score, " +
+	"or judge on a real model"
+
 // FakeJudgement is the fake judge's rule as a pure function. Reasoning lists
 // the phrases found and missing, in rubric order, each quoted once.
 func FakeJudgement(rubric, answer string) Reply {

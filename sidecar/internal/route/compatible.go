@@ -263,6 +263,10 @@ func (c *CompatibleModel) Complete(ctx context.Context, req Request) (Completion
 		comp, err = DecodeReply(raw, req.Model)
 	}
 	if err != nil {
+		var re *ReplyError
+		if errors.As(err, &re) && re.Class == ClassModel {
+			re.Detail = wrongModelDetail(raw, req.Model)
+		}
 		return Completion{}, err
 	}
 	if c.ContainsCredential(comp.Text) || c.ContainsCredential(comp.Model) {

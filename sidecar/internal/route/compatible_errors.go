@@ -1,8 +1,10 @@
 package route
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 )
 
 // ConfigError is a compatible route kmx refused to build: an endpoint, a
@@ -166,7 +168,10 @@ type ReplyError struct {
 	// Status is the HTTP status code for ClassStatus and ClassRedirect, else 0.
 	Status int
 	// Detail is a kmx-written refinement (for example "truncated" for a body
-	// that ends early); it never comes from the reply.
+	// that ends early). Only ClassModel's names what the reply holds: the
+	// model it named, which is an identity, not content, and is shown only
+	// when it is a short plain name (see wrongModelDetail) that the raw
+	// credential check already passed.
 	Detail string
 	// err is the underlying transport or context error, for errors.Is
 	// (context.Canceled, context.DeadlineExceeded). Its text is not shown
@@ -188,6 +193,40 @@ func (e *ReplyError) Error() string {
 // Unwrap exposes a context or transport cause so callers can tell a
 // cancellation or a deadline from a refusal.
 func (e *ReplyError) Unwrap() error { return e.err }
+
+// plainModelName is the shape of a model name kmx shows: letters, digits
+// and the punctuation model names use, at most 128 bytes. Anything else in
+// a reply's model field is described, never shown.
+var plainModelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._:/@+()-]{0,127}$`)
+
+// wrongModelDetail says which model a refused reply named instead of the
+// one requested, so a user can pass the right --model: the model name is
+// an identity, not content. It is shown only when it is a short plain name;
+// the reply passed the raw credential check before it was decoded.
+func wrongModelDetail(body []byte, want string) string {
+	// By its exact key, as DecodeReply reads it (a struct field would
+	// also match "Model").
+	var env map[string]json.RawMessage
+	var raw json.RawMessage
+	ok := false
+	if json.Unmarshal(body, &env) == nil {
+		raw, ok = env["model"]
+	}
+	if !ok {
+		return fmt.Sprintf("it named no model (kmx asked for %q)", want)
+	}
+	var got string
+	if json.Unmarshal(raw, &got) != nil {
+		return fmt.Sprintf("its model is not a string (kmx asked for %q)", want)
+	}
+	switch {
+	case got == "":
+		return fmt.Sprintf("it named an empty model (kmx asked for %q)", want)
+	case !plainModelName.MatchString(got):
+		return fmt.Sprintf("it named a model that is not a plain name, so kmx does not show it (kmx asked for %q)", want)
+	}
+	return fmt.Sprintf("it named %q, but kmx asked for %q; pass --model %q if that is the model you meant", got, want, got)
+}
 
 func replyErr(class ReplyClass, detail string) *ReplyError {
 	return &ReplyError{Class: class, Detail: detail}

@@ -71,6 +71,13 @@ const FakeTurnNumber = "Reply with the turn number"
 const FakeGuidance = "kmx fake model: add the line Reply with exactly `TEXT`. " +
 	"to the instructions to choose my answer."
 
+// FakePlaceholderUnknown is why an example whose answer is FakeGuidance is
+// unknown: the placeholder is the fake's answer to instructions that hold
+// no directive, so any assertion it passes or fails proves nothing about
+// the agent. It says how to choose the fake's answer.
+const FakePlaceholderUnknown = "the fake model's placeholder answer proves nothing (the instructions hold no line it answers): unknown, not a pass; " +
+	"to choose the fake's answer, add the line Reply with exactly `TEXT`. to the instructions, or test on a real model (--model NAME --endpoint URL)"
+
 // UnboundToolError is the fake model's refusal when the instructions ask it
 // to call a tool on the tool-free path: only a bound tool host may receive a
 // tool call, so the example is refused rather than answered. Tool comes from

@@ -11,6 +11,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
 // VerdictAnswered is the outcome of an ad-hoc Run input whose turn completed
@@ -272,6 +273,14 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 		return res
 	}
 	why := ""
+	if res.Verified && !adHoc && l.plan.Routes.Agent.Route == route.Fake && out.Answer == route.FakeGuidance {
+		// The fake's placeholder answers any instructions without a
+		// directive: an assertion it passes (notContains, toolNotCalled,
+		// a rubric) proves nothing, so no assertion is checked or judged.
+		recordToolUses(&res, out.ToolUses)
+		res.Verdict, res.Message = VerdictUnknown, route.FakePlaceholderUnknown
+		return res
+	}
 	if res.Verified {
 		out.ToolUses = namedUses(out.ToolUses, l.plan.Tools(ex.ID))
 		recordToolUses(&res, out.ToolUses)
@@ -304,6 +313,9 @@ func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResu
 			r = judge.EvaluateTool(a, judgeUses(out.ToolUses))
 		} else {
 			r = judge.Evaluate(ectx, a, ex.Input, out.Answer, sampler)
+			if a.Type == agentfile.LLMJudge && r.Outcome == judge.Unknown && !r.Abort && unscored(r.Scores) && l.fakeJudge(a.JudgeModel) {
+				r.Message = judge.FakeUnscorable
+			}
 		}
 		res.Assertions = append(res.Assertions, r)
 		if r.Abort {
@@ -316,6 +328,23 @@ func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResu
 		}
 	}
 	return ""
+}
+
+// fakeJudge reports whether the judge of an llmJudge naming judgeModel is
+// the fake judge.
+func (l *loop) fakeJudge(judgeModel string) bool {
+	id, ok := l.plan.Routes.JudgeIdentity(judgeModel)
+	return ok && id.Route == route.Fake
+}
+
+// unscored reports whether every judge sample came back without a score.
+func unscored(scores []*int) bool {
+	for _, s := range scores {
+		if s != nil {
+			return false
+		}
+	}
+	return len(scores) > 0
 }
 
 // verdict is the one place that decides an example's verdict once its turn
