@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 )
 
 const checkUsage = "kmx check FILE|FOLDER... [--shard K/N] [--json]"
@@ -81,6 +83,15 @@ func runCheck(_ context.Context, env Env, args []string) error {
 		}
 		files = append(files, f)
 	}
+	// kmx.yaml holds the settings of the agent files in its folder: each
+	// folder's is checked once, against every agent file in it.
+	for _, f := range settingsFindings(agentPaths) {
+		errorsFound++
+		if !asJSON {
+			fmt.Fprintln(env.Stdout, agentfile.DiagnosticLine(f.Path, f.Diagnostics[0]))
+		}
+		files = append(files, f)
+	}
 	if asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -104,4 +115,30 @@ func runCheck(_ context.Context, env Env, args []string) error {
 		return &FailureError{Msg: "errors found"}
 	}
 	return nil
+}
+
+// settingsFindings checks the kmx.yaml of every folder the agent files are
+// in (each once, in order) and returns one entry per unusable kmx.yaml,
+// with its problem as an error diagnostic on kmx.yaml.
+func settingsFindings(agentPaths []string) []checkedFile {
+	var out []checkedFile
+	seen := map[string]bool{}
+	for _, p := range agentPaths {
+		dir := filepath.Dir(p)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		_, se := localtools.CheckFolderSettings(dir)
+		if se == nil {
+			continue
+		}
+		d := agentfile.Diagnostic{Severity: agentfile.SeverityError, Code: invocation.CodeSettings, Message: se.Problem}
+		if se.Line > 0 {
+			d.Range.Start = agentfile.Position{Line: se.Line - 1, Character: se.Column - 1}
+			d.Range.End = agentfile.Position{Line: se.Line - 1, Character: se.Column}
+		}
+		out = append(out, checkedFile{Path: se.Path, State: agentfile.Invalid.String(), Diagnostics: []agentfile.Diagnostic{d}})
+	}
+	return out
 }

@@ -510,3 +510,33 @@ func TestModelsFromAgentFilesOnEndpoints(t *testing.T) {
 // DefaultModelForTest is the runner's default model, which an endpoint is
 // never sent unasked.
 const DefaultModelForTest = invocation.DefaultModel
+
+// TestOneKmxYAMLPerFolderBrokeItsNeighbours: kmx.yaml holds the folder's
+// settings, but a tool name this agent did not declare (another agent's
+// tool) refused this agent. Such names are fine; a name no agent file in
+// the folder declares is refused, as a diagnostic on kmx.yaml in kmx check
+// and as the refusal of kmx test.
+func TestOneKmxYAMLPerFolderBrokeItsNeighbours(t *testing.T) {
+	const ping = "---\nname: pinger\nmodel: fake\ntools: [ping]\n---\nReply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: one\n  input: hi\n  assert:\n    - contains: ok\n```\n"
+	const search = "---\nname: searcher\nmodel: fake\ntools: [search]\n---\nReply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: one\n  input: hi\n  assert:\n    - contains: ok\n```\n"
+	ci := agentTree(t, map[string]string{"a.agent.md": ping, "b.agent.md": search, "kmx.yaml": "tools:\n  ping: Disabled\n  search: Enabled\n"})
+	h := home(t)
+	dirs := map[string]string{"ci": ci}
+	got := userTranscript(t, h, dirs,
+		[]string{"test", filepath.Join(ci, "a.agent.md")},
+		[]string{"check", ci},
+	)
+	if err := os.WriteFile(filepath.Join(ci, "kmx.yaml"), []byte("tools:\n  ping: Disabled\n  search: Enabled\n  serch: Disabled\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got += userTranscript(t, h, dirs,
+		[]string{"check", ci},
+		[]string{"check", ci, "--json"},
+		[]string{"test", filepath.Join(ci, "a.agent.md")},
+	)
+	golden(t, "kmx-yaml-folder.txt", got)
+	first, rest, _ := strings.Cut(got, "$ kmx check ci\n")
+	if !strings.Contains(first, "verdict pass") || !strings.Contains(rest, "ci/kmx.yaml:4:3: error kmx-yaml names tool \"serch\", which no agent file in this folder declares") {
+		t.Errorf("want a pass with the neighbour's tool named, then the unknown name on kmx.yaml:\n%s", got)
+	}
+}

@@ -1,6 +1,7 @@
 package localtools
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,13 +28,13 @@ func TestParseSettings(t *testing.T) {
 		{name: "Ask", src: "tools:\n  a: Ask\n", want: "Ask, which is not supported yet"},
 		{name: "lower case", src: "tools:\n  a: enabled\n", want: "unknown state"},
 		{name: "boolean", src: "tools:\n  a: true\n", want: "Enabled or Disabled"},
-		{name: "undeclared", src: "tools:\n  c: Enabled\n", want: `"c", which the agent file does not declare`},
+		{name: "undeclared", src: "tools:\n  c: Enabled\n", want: `"c", which no agent file in this folder declares`},
 		{name: "two documents", src: "tools: {}\n---\ntools: {}\n", want: "more than one YAML document"},
 		{name: "broken", src: "tools: [\n", want: "not valid YAML"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			states, err := ParseSettings([]byte(tc.src), declared)
+			states, err := ParseSettings([]byte(tc.src), func(n string) bool { return slices.Contains(declared, n) })
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Problem, tc.want) {
 					t.Fatalf("err = %v, want %q", err, tc.want)

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 )
 
 // SettingsFile is the folder settings file, read beside the agent file only.
@@ -95,7 +97,7 @@ func (e *SettingsError) Short() string {
 // NextStep says what to change (problem.Problem); it is the same for
 // every kmx.yaml problem.
 func (e *SettingsError) NextStep() string {
-	return "fix " + e.Path + " (tools: {NAME: Enabled|Disabled}, one entry per tool the agent file declares), or remove it; kmx never rewrites it"
+	return "fix " + e.Path + " (tools: {NAME: Enabled|Disabled}, one entry per tool an agent file in its folder declares), or remove it; kmx never rewrites it"
 }
 
 // SettingsPath is the kmx.yaml kmx reads for the agent file at agentPath.
@@ -104,23 +106,106 @@ func SettingsPath(agentPath string) string {
 }
 
 // ReadSettings reads kmx.yaml beside agentPath and returns every declared
-// tool's state. A missing file means every tool is Enabled. Anything else
+// tool's state. A missing file means every tool is Enabled. kmx.yaml holds
+// the folder's settings, so it may name tools other agent files in the
+// folder declare: those names are ignored for this agent. Anything else
 // that is not a plain, unambiguous `tools: {NAME: Enabled|Disabled}` (a
 // symlink, more than 64 KiB, tabs, anchors or aliases, duplicate keys, an
-// unknown state, a name the agent file does not declare) is a
+// unknown state, a name no agent file in the folder declares) is a
 // *SettingsError: the preview is refused before anything is created or sent.
 func ReadSettings(agentPath string, declared []string) (Settings, error) {
 	out := Settings{}
 	if agentPath == "" {
 		return withStates(out, declared, nil), nil
 	}
+	own := make(map[string]bool, len(declared))
+	for _, n := range declared {
+		own[n] = true
+	}
+	var folder map[string]bool
+	known := func(name string) bool {
+		if own[name] {
+			return true
+		}
+		if folder == nil {
+			// Only when kmx.yaml names a tool this agent does not
+			// declare: the other agent files are parsed from disk.
+			folder = FolderDeclared(filepath.Dir(agentPath), agentPath)
+		}
+		return folder[name]
+	}
 	path := SettingsPath(agentPath)
-	bad := func(line, col int, format string, args ...any) (Settings, error) {
-		return Settings{}, &SettingsError{Path: path, Line: line, Column: col, Problem: fmt.Sprintf(format, args...)}
+	states, found, serr := readSettingsFile(path, known)
+	if serr != nil {
+		// Not through a nil *SettingsError in an error.
+		return Settings{}, serr
+	}
+	if !found {
+		return withStates(out, declared, nil), nil
+	}
+	out.Path = path
+	return withStates(out, declared, states), nil
+}
+
+// CheckFolderSettings checks the kmx.yaml in dir, if there is one, as
+// ReadSettings does for any agent file in dir: kmx check reports its
+// problems as diagnostics on kmx.yaml.
+func CheckFolderSettings(dir string) (found bool, err *SettingsError) {
+	folder := FolderDeclared(dir, "")
+	_, found, rerr := readSettingsFile(filepath.Join(dir, SettingsFile), func(n string) bool { return folder[n] })
+	if rerr != nil {
+		return true, rerr
+	}
+	return found, nil
+}
+
+// FolderDeclared returns every tool name the agent files in dir declare:
+// each regular *.agent.md directly in dir, and every .md when dir is a
+// .github/agents folder (VS Code reads each as an agent), parsed from
+// disk. except (an agent file whose names the caller already has, perhaps
+// from an unsaved buffer) is skipped. A file that cannot be read adds
+// nothing.
+func FolderDeclared(dir, except string) map[string]bool {
+	out := map[string]bool{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	agentsFolder := filepath.Base(dir) == "agents" && filepath.Base(filepath.Dir(dir)) == ".github"
+	if abs, err := filepath.Abs(dir); err == nil {
+		agentsFolder = filepath.Base(abs) == "agents" && filepath.Base(filepath.Dir(abs)) == ".github"
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || !(strings.HasSuffix(name, ".agent.md") || (agentsFolder && strings.HasSuffix(name, ".md"))) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if except != "" && filepath.Clean(p) == filepath.Clean(except) {
+			continue
+		}
+		src, err := agentfile.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if res := agentfile.Parse(p, src); res.Agent != nil {
+			for _, t := range res.Agent.Tools {
+				out[t.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// readSettingsFile reads and parses the kmx.yaml at path; found is false
+// when there is none.
+func readSettingsFile(path string, known func(string) bool) (map[string]string, bool, *SettingsError) {
+	bad := func(line, col int, format string, args ...any) (map[string]string, bool, *SettingsError) {
+		return nil, true, &SettingsError{Path: path, Line: line, Column: col, Problem: fmt.Sprintf(format, args...)}
 	}
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return withStates(out, declared, nil), nil
+		return nil, false, nil
 	}
 	if err != nil {
 		return bad(0, 0, "cannot be inspected (%s)", errClass(err))
@@ -146,13 +231,12 @@ func ReadSettings(agentPath string, declared []string) (Settings, error) {
 	if len(data) > MaxSettingsBytes {
 		return bad(0, 0, "is larger than 64 KiB: keep only the tools settings in it")
 	}
-	states, serr := ParseSettings(data, declared)
+	states, serr := ParseSettings(data, known)
 	if serr != nil {
 		serr.Path = path
-		return Settings{}, serr
+		return nil, true, serr
 	}
-	out.Path = path
-	return withStates(out, declared, states), nil
+	return states, true, nil
 }
 
 func errClass(err error) string {
@@ -177,9 +261,11 @@ func withStates(out Settings, declared []string, states map[string]string) Setti
 }
 
 // ParseSettings decodes kmx.yaml's bytes strictly and returns the state of
-// each tool it names. declared, when not nil, is the agent file's tool list:
-// a name outside it is refused. The returned error has no Path.
-func ParseSettings(src []byte, declared []string) (map[string]string, *SettingsError) {
+// each tool it names. known, when not nil, says whether an agent file in
+// the folder declares a name: a name no agent file declares is refused (a
+// misspelt name would leave the tool meant Enabled or Disabled as it was).
+// The returned error has no Path.
+func ParseSettings(src []byte, known func(name string) bool) (map[string]string, *SettingsError) {
 	if i := strings.IndexByte(string(src), '\t'); i >= 0 {
 		line, col := lineCol(src, i)
 		return nil, &SettingsError{Line: line, Column: col, Problem: "has a tab; indent with spaces"}
@@ -221,22 +307,15 @@ func ParseSettings(src []byte, declared []string) (map[string]string, *SettingsE
 	if tools.Kind != yaml.MappingNode {
 		return nil, &SettingsError{Line: tools.Line, Column: tools.Column, Problem: "tools must be a mapping of tool names to Enabled or Disabled"}
 	}
-	var known map[string]bool
-	if declared != nil {
-		known = make(map[string]bool, len(declared))
-		for _, n := range declared {
-			known[n] = true
-		}
-	}
 	states := map[string]string{}
 	for i := 0; i+1 < len(tools.Content); i += 2 {
 		k, v := tools.Content[i], tools.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" || k.Value == "" {
 			return nil, &SettingsError{Line: k.Line, Column: k.Column, Problem: "a tool name must be a plain string"}
 		}
-		if known != nil && !known[k.Value] {
+		if known != nil && !known(k.Value) {
 			return nil, &SettingsError{Line: k.Line, Column: k.Column,
-				Problem: fmt.Sprintf("names tool %q, which the agent file does not declare: declare it in the agent file's tools or remove it from kmx.yaml", k.Value)}
+				Problem: fmt.Sprintf("names tool %q, which no agent file in this folder declares: declare it in an agent file's tools or remove it from kmx.yaml", clip(k.Value))}
 		}
 		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
 			return nil, &SettingsError{Line: v.Line, Column: v.Column, Problem: fmt.Sprintf("tool %q must have the state Enabled or Disabled", k.Value)}
