@@ -140,7 +140,7 @@ func TestToolRefusalsCreateNothing(t *testing.T) {
 		{"anchor and alias", tooledAgent, "x: &s Disabled\ntools:\n  github_list_merged_prs: *s\n", "anchor or alias"},
 		{"Ask", tooledAgent, "tools:\n  github_list_merged_prs: Ask\n", "Ask, which is not supported yet"},
 		{"unknown state", tooledAgent, "tools:\n  github_list_merged_prs: Sometimes\n", "unknown state"},
-		{"undeclared name", tooledAgent, "tools:\n  ping: Enabled\n", `"ping", which the agent file does not declare`},
+		{"undeclared name", tooledAgent, "tools:\n  ping: Enabled\n", `"ping", which no agent file in this folder declares`},
 		{"over 64 KiB", tooledAgent, "# " + strings.Repeat("x", localtools.MaxSettingsBytes) + "\n", "64 KiB"},
 		{"call of an undeclared tool", call("ping"), "", `"ping", which the agent file does not declare`},
 	}
