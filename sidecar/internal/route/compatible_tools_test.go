@@ -287,7 +287,7 @@ func TestCompatibleToolPathKeepsEveryReplyCheck(t *testing.T) {
 		reply string
 		class ReplyClass
 	}{
-		{"wrong model", strings.Replace(callsReply("null", call), testModel, "MARK-other", 1), ClassModel},
+		{"wrong model", strings.Replace(callsReply("null", call), testModel, "MARK other; a model name that is not plain", 1), ClassModel},
 		{"repeated key in a call", callsReply("null", `{"id":"call_1","id":"call_2","type":"function","function":{"name":"search","arguments":"{}"}}`), ClassDuplicateKey},
 		{"aliased key in the message", toolReply(testModel, "tool_calls", `{"Content":null,"content":null,"tool_calls":[`+call+`]}`), ClassDuplicateKey},
 		{"aliased tool_calls", toolReply(testModel, "tool_calls", `{"tool_calls":[`+call+`],"Tool_calls":null}`), ClassDuplicateKey},
