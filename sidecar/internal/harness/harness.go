@@ -15,6 +15,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,6 +31,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/workspace"
 )
 
 // Harness names a Placer can choose.
@@ -38,7 +40,22 @@ const (
 	Chat = "chat"
 	// LocalTools is the tool-running harness of SPEC §9 (tools.go).
 	LocalTools = "kmx-local-tools-v1"
+	// WorkspaceTools is the tool harness of an example with a fixture
+	// workspace (tools.go): up to eight sends and 24 calls, the workspace
+	// tools answered in the example's scratch copy, and the turn's
+	// workspace outcome journaled after its final response.
+	WorkspaceTools = "kmx-workspace-tools-v1"
 )
+
+// IsTools reports whether the harness named h runs tools.
+func IsTools(h string) bool { return h == LocalTools || h == WorkspaceTools }
+
+// Workspaces finds an example's scratch copy by the key the runner
+// registered it under (sessionspb.WorkspaceRef.key). The process that
+// hosts the harness holds the copies; a key is never a path.
+type Workspaces interface {
+	Workspace(key string) (*workspace.Workspace, bool)
+}
 
 // Roles of a conversation's history messages.
 const (
@@ -91,8 +108,9 @@ type LiveTools func(ctx context.Context, call route.ToolCall, tool localtools.To
 // Server is the chat harness. It is safe for concurrent use.
 type Server struct {
 	sessionspb.UnimplementedHarnessServer
-	resolve Resolver
-	live    LiveTools
+	resolve    Resolver
+	live       LiveTools
+	workspaces Workspaces
 }
 
 // New returns a chat harness that resolves live models through resolve.
@@ -104,6 +122,12 @@ func New(resolve Resolver) *Server {
 // live (nil: none are bound).
 func NewWithLiveTools(resolve Resolver, live LiveTools) *Server {
 	return &Server{resolve: resolve, live: live}
+}
+
+// NewWithWorkspaces is NewWithLiveTools whose kmx-workspace-tools-v1 turns
+// find their scratch copies in ws (nil: none; such a turn fails).
+func NewWithWorkspaces(resolve Resolver, live LiveTools, ws Workspaces) *Server {
+	return &Server{resolve: resolve, live: live, workspaces: ws}
 }
 
 // Turn runs turns one after another on one stream and streams their
@@ -223,7 +247,7 @@ func (s *Server) turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStre
 		if err != nil {
 			return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", ErrTextRecordingBad, 0)
 		}
-		if req.GetHarness() == LocalTools {
+		if IsTools(req.GetHarness()) {
 			return replayTools(ctx, stream, rm, turn, req)
 		}
 		return runChat(ctx, stream, rm, turn, req, rm.liveCalls)
@@ -238,8 +262,21 @@ func (s *Server) turn(req *sessionspb.HarnessTurnRequest, stream grpc.ServerStre
 			errorText(ErrTextRouteFailed, err, req), 0)
 	}
 	counted := &route.Counted{Model: model}
-	if req.GetHarness() == LocalTools {
-		return runTools(ctx, stream, counted, turn, req, liveDispatch(s.live), counted.Calls)
+	switch req.GetHarness() {
+	case LocalTools:
+		return runTools(ctx, stream, counted, turn, req, liveDispatch(s.live, nil), counted.Calls, nil)
+	case WorkspaceTools:
+		// The copy is found before send 1: without it nothing is sent.
+		var ws *workspace.Workspace
+		ok := false
+		if s.workspaces != nil {
+			ws, ok = s.workspaces.Workspace(req.GetWorkspace().GetKey())
+		}
+		if !ok {
+			return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "",
+				ErrTextWorkspace+": no scratch copy is open under the session's workspace key", 0)
+		}
+		return runTools(ctx, stream, counted, turn, req, liveDispatch(s.live, ws), counted.Calls, workspaceOutcome(ws, turn, req.GetWorkspace().GetPaths()))
 	}
 	return runChat(ctx, stream, counted, turn, req, counted.Calls)
 }
@@ -401,12 +438,12 @@ func checkRequest(req *sessionspb.HarnessTurnRequest) error {
 		if len(req.GetTools()) > 0 {
 			return status.Error(codes.InvalidArgument, `the "chat" harness is tool-free: a session with tools is placed on "kmx-local-tools-v1"`)
 		}
-	case LocalTools:
+	case LocalTools, WorkspaceTools:
 		if err := checkToolRequest(req); err != nil {
 			return err
 		}
 	default:
-		return status.Errorf(codes.InvalidArgument, "harness %q is not served here: this host serves %q and %q", h, Chat, LocalTools)
+		return status.Errorf(codes.InvalidArgument, "harness %q is not served here: this host serves %q, %q and %q", h, Chat, LocalTools, WorkspaceTools)
 	}
 	if req.GetModel().GetRoute() == "" || req.GetModel().GetModel() == "" {
 		return status.Error(codes.InvalidArgument, "turn request has no model identity: set model.route and model.model")
@@ -427,4 +464,21 @@ func checkRequest(req *sessionspb.HarnessTurnRequest) error {
 		}
 	}
 	return nil
+}
+
+// workspaceOutcome returns what a live kmx-workspace-tools-v1 turn journals
+// after its final response: the copy's changes and the final state of the
+// asserted paths (workspace.Outcome), as a workspace.outcome payload.
+func workspaceOutcome(ws *workspace.Workspace, turn int, paths []string) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		o, err := ws.Outcome(paths)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(o)
+		if err != nil {
+			return nil, fmt.Errorf("encode the workspace outcome: %w", err)
+		}
+		return journal.Encode(journal.WorkspaceOutcome{Turn: turn, Outcome: b})
+	}
 }

@@ -34,7 +34,7 @@ func RequestDigest(req route.Request) (sum string, size int, err error) {
 // replayModel answers the recorded requests in order, each only when its
 // digest matches, with the recorded completion. Every other call is refused
 // and counted as an attempted live call; nothing here can reach a network.
-// A chat turn has one recorded send; a tool turn one or two.
+// A chat turn has one recorded send; a tool turn one to eight.
 type replayModel struct {
 	model   string
 	sends   []recordedSend
@@ -49,9 +49,16 @@ type recordedSend struct {
 
 func newReplayModel(model string, rec *sessionspb.RecordedExchange) (*replayModel, error) {
 	m := &replayModel{model: model}
+	// A chat turn's one send, or a tool turn's sends in order.
 	pairs := [][2][]byte{{rec.GetRequestJson(), rec.GetCompletionJson()}}
-	if len(rec.GetSecondRequestJson()) > 0 || len(rec.GetSecondCompletionJson()) > 0 {
-		pairs = append(pairs, [2][]byte{rec.GetSecondRequestJson(), rec.GetSecondCompletionJson()})
+	if sends := rec.GetSends(); len(sends) > 0 {
+		if len(rec.GetRequestJson()) > 0 || len(rec.GetCompletionJson()) > 0 || len(sends) > MaxWorkspaceSends {
+			return nil, errors.New("recorded exchange holds a chat send beside its tool sends, or too many sends")
+		}
+		pairs = pairs[:0]
+		for _, s := range sends {
+			pairs = append(pairs, [2][]byte{s.GetRequestJson(), s.GetCompletionJson()})
+		}
 	}
 	for _, p := range pairs {
 		var rs recordedSend

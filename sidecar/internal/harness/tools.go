@@ -14,6 +14,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/workspace"
 )
 
 // Fixed texts a tool turn's terminal event can carry.
@@ -24,6 +25,7 @@ const (
 	ErrTextToolResult  = "tool result refused"
 	ErrTextToolReplay  = "replay refused a live tool call"
 	ErrTextToolsNotSet = "tool set is malformed"
+	ErrTextWorkspace   = "workspace unavailable"
 )
 
 // maxOfferedTools bounds one turn's offered tools (32 declared references,
@@ -43,14 +45,31 @@ type dispatcher func(ctx context.Context, index int, call route.ToolCall, tool l
 // reported as a failed call rather than a crash.
 var errNoLiveBinding = errors.New("no live tool executor is bound in this invocation")
 
+// errNoWorkspace: a workspace tool on a harness with no scratch copy. The
+// turn's check finds the copy before send 1, so this is a broken invariant.
+var errNoWorkspace = errors.New("no scratch workspace is open for this turn")
+
 // liveDispatch answers a call of a live (not replayed) turn: Disabled, a
 // matching recording, the unavailable stub, or (a live-bound tool) live.
-func liveDispatch(live LiveTools) dispatcher {
+func liveDispatch(live LiveTools, ws *workspace.Workspace) dispatcher {
 	return func(ctx context.Context, _ int, call route.ToolCall, tool localtools.Tool) (localtools.Answer, error) {
 		if err := ctx.Err(); err != nil {
 			return localtools.Answer{}, err
 		}
 		a, err := localtools.Dispatch(tool, call.Arguments)
+		if errors.Is(err, localtools.ErrNeedsWorkspace) {
+			if ws == nil {
+				return localtools.Answer{}, errNoWorkspace
+			}
+			// A tool error (a refused path, an edit that did not apply) is
+			// a result the model sees; err is a cancellation or a copy that
+			// cannot be read at all.
+			r, err := ws.Call(ctx, tool.Name, call.Arguments)
+			if err != nil {
+				return localtools.Answer{}, err
+			}
+			return localtools.Answer{Text: r.Text, Source: localtools.SourceWorkspace, Dispatched: true}, nil
+		}
 		if !errors.Is(err, localtools.ErrNeedsBinding) {
 			return a, err
 		}
@@ -129,8 +148,12 @@ func checkToolRequest(req *sessionspb.HarnessTurnRequest) error {
 		return status.Error(codes.InvalidArgument, `a judge session is tool-free: judges run on the "chat" harness and see only the final answer`)
 	}
 	tools := req.GetTools()
+	h := req.GetHarness()
 	if len(tools) == 0 || len(tools) > maxOfferedTools {
-		return status.Errorf(codes.InvalidArgument, "a %q turn offers 1 to %d tools; this one offers %d", LocalTools, maxOfferedTools, len(tools))
+		return status.Errorf(codes.InvalidArgument, "a %q turn offers 1 to %d tools; this one offers %d", h, maxOfferedTools, len(tools))
+	}
+	if (h == WorkspaceTools) != (req.GetWorkspace() != nil) {
+		return status.Errorf(codes.InvalidArgument, "a %q turn names its workspace, and only it: place an example with a workspace on it", WorkspaceTools)
 	}
 	seen := map[string]bool{}
 	functions := map[string]bool{}
@@ -152,8 +175,12 @@ func checkToolRequest(req *sessionspb.HarnessTurnRequest) error {
 		}
 		switch t.GetSource() {
 		case localtools.SourceDisabled, localtools.SourceRecorded, localtools.SourceUnavailable, localtools.SourceLive:
+		case localtools.SourceWorkspace:
+			if h != WorkspaceTools || !workspace.Answers(t.GetName()) {
+				return status.Errorf(codes.InvalidArgument, "tool %q has source workspace: only a tool the workspace answers, on %q, has it", t.GetName(), WorkspaceTools)
+			}
 		default:
-			return status.Errorf(codes.InvalidArgument, "tool %q has source %q: use disabled, recorded, unavailable or live", t.GetName(), t.GetSource())
+			return status.Errorf(codes.InvalidArgument, "tool %q has source %q: use disabled, recorded, unavailable, live or workspace", t.GetName(), t.GetSource())
 		}
 		if (t.GetState() == localtools.Disabled) != (t.GetSource() == localtools.SourceDisabled) {
 			return status.Errorf(codes.InvalidArgument, "tool %q: a Disabled tool has the source disabled, and only it", t.GetName())
@@ -162,84 +189,158 @@ func checkToolRequest(req *sessionspb.HarnessTurnRequest) error {
 	return nil
 }
 
-// runTools runs one kmx-local-tools-v1 turn: send 1 offers the tools; a
-// first response with a batch of calls has the whole batch validated, then
-// each call answered in order, then send 2, whose response must be text.
-// Nothing is retried, forced, parallel or resent.
+// toolLimits are a tool harness's bounds on one turn: model sends, calls in
+// one batch (localtools.MaxCalls on both) and calls in all.
+type toolLimits struct {
+	sends, calls int
+}
+
+// limitsOf is the bounds of the named tool harness: kmx-local-tools-v1
+// sends twice (one batch), kmx-workspace-tools-v1 up to eight times, with
+// at most 24 calls in all.
+func limitsOf(harnessName string) toolLimits {
+	if harnessName == WorkspaceTools {
+		return toolLimits{sends: MaxWorkspaceSends, calls: MaxWorkspaceCalls}
+	}
+	return toolLimits{sends: 2, calls: localtools.MaxCalls}
+}
+
+// Bounds of a kmx-workspace-tools-v1 turn.
+const (
+	// MaxWorkspaceSends is the most model sends one turn makes.
+	MaxWorkspaceSends = 8
+	// MaxWorkspaceCalls is the most tool calls one turn answers, over all
+	// its batches.
+	MaxWorkspaceCalls = 24
+)
+
+// runTools runs one turn of a tool harness. Send 1 offers the tools; while
+// a response requests a batch of calls (and sends are left), the whole
+// batch is validated before its first call (localtools.ValidateBatch, call
+// IDs unique over the turn, the running total of calls within the turn's
+// bound), each call is answered in order, and the next send carries every
+// result. The turn ends with a response that is text; a batch on the last
+// send fails it. kmx-local-tools-v1 makes two sends at most,
+// kmx-workspace-tools-v1 eight, with 24 calls in all, and then (live) the
+// workspace outcome. Nothing is retried, forced, parallel or resent. Call
+// indexes count from 1 over the whole turn.
 func runTools(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent],
-	model route.Model, turn int, req *sessionspb.HarnessTurnRequest, dispatch dispatcher, liveCalls func() int32) error {
+	model route.Model, turn int, req *sessionspb.HarnessTurnRequest, dispatch dispatcher, liveCalls func() int32, outcome func() ([]byte, error)) error {
 	fail := func(text string) error {
 		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", text, liveCalls())
 	}
+	lim := limitsOf(req.GetHarness())
 	tools := ToolsFromProto(req.GetTools())
 	// A conversation turn carries its history (user inputs and final
 	// answers, never an earlier turn's tool exchange); an example has none.
 	mreq := route.ChatRequestWithHistory(req.GetModel().GetModel(), req.GetInstructions(), History(req.GetHistory()), req.GetInput())
 	mreq.Tools = ToolDefs(tools)
-	c, done, err := send(ctx, stream, model, turn, 1, mreq, req, liveCalls)
-	if done {
-		return err
+	msgs := mreq.Messages
+	total := 0
+	ids := map[string]bool{}
+	for sendNo := 1; ; sendNo++ {
+		c, done, err := send(ctx, stream, model, turn, sendNo, route.Request{Model: mreq.Model, Messages: msgs, Tools: mreq.Tools}, req, liveCalls)
+		if done {
+			return err
+		}
+		if len(c.ToolCalls) == 0 {
+			if outcome != nil {
+				b, err := outcome()
+				if err != nil {
+					return fail(ErrTextWorkspace + ": " + err.Error())
+				}
+				if err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_WorkspaceOutcome{
+					WorkspaceOutcome: &sessionspb.WorkspaceOutcomeEvent{OutcomeJson: b},
+				}}); err != nil {
+					return fmt.Errorf("send workspace outcome event: %w", err)
+				}
+			}
+			return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_COMPLETED, c.Text, "", liveCalls())
+		}
+		if sendNo >= lim.sends {
+			if lim.sends == 2 {
+				return fail(ErrTextToolRound)
+			}
+			return fail(fmt.Sprintf("%s: send %d of at most %d requested tools", ErrTextToolRound, sendNo, lim.sends))
+		}
+		// The whole batch is validated before its first call.
+		if err := localtools.ValidateBatch(c.ToolCalls, tools); err != nil {
+			return fail(ErrTextToolBatch + ": " + err.Error())
+		}
+		if total+len(c.ToolCalls) > lim.calls {
+			return fail(fmt.Sprintf("%s: the batch would bring the turn to %d tool calls; at most %d are allowed in one turn", ErrTextToolBatch, total+len(c.ToolCalls), lim.calls))
+		}
+		for i, tc := range c.ToolCalls {
+			if ids[tc.ID] {
+				return fail(fmt.Sprintf("%s: tool call %d repeats a call ID of an earlier batch", ErrTextToolBatch, i+1))
+			}
+		}
+		for _, tc := range c.ToolCalls {
+			ids[tc.ID] = true
+		}
+		msgs = append(msgs, route.Message{Role: "assistant", Content: c.Text, ToolCalls: c.ToolCalls})
+		for _, tc := range c.ToolCalls {
+			total++
+			res, stop := answerCall(ctx, stream, turn, total, tc, tools, dispatch, req, liveCalls)
+			if stop != nil {
+				return stop.err
+			}
+			msgs = append(msgs, route.Message{Role: "tool", Content: res, ToolCallID: tc.ID})
+		}
 	}
-	if len(c.ToolCalls) == 0 {
-		return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_COMPLETED, c.Text, "", liveCalls())
+}
+
+// stopTurn is a turn ended while answering a call: err is what runTools
+// returns (nil once the terminal is sent).
+type stopTurn struct{ err error }
+
+// answerCall streams one validated call (index idx of the turn), answers it
+// and streams its result; stop is non-nil when the turn has ended.
+func answerCall(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent], turn, idx int, tc route.ToolCall,
+	tools []localtools.Tool, dispatch dispatcher, req *sessionspb.HarnessTurnRequest, liveCalls func() int32) (string, *stopTurn) {
+	fail := func(text string) *stopTurn {
+		return &stopTurn{sendTerminal(stream, sessionspb.TurnState_TURN_STATE_FAILED, "", text, liveCalls())}
 	}
-	// The whole batch is validated before its first call.
-	if err := localtools.ValidateBatch(c.ToolCalls, tools); err != nil {
-		return fail(ErrTextToolBatch + ": " + err.Error())
+	if err := ctx.Err(); err != nil {
+		state, text, _ := cancelled(ctx, err)
+		_ = sendTerminal(stream, state, "", text, liveCalls())
+		return "", &stopTurn{status.FromContextError(err).Err()}
 	}
-	msgs := append(mreq.Messages, route.Message{Role: "assistant", Content: c.Text, ToolCalls: c.ToolCalls})
-	for i, tc := range c.ToolCalls {
-		idx := i + 1
-		if err := ctx.Err(); err != nil {
-			state, text, _ := cancelled(ctx, err)
+	tool, _ := localtools.Find(tools, tc.Name)
+	callJSON, err := journal.Encode(journal.ToolCall{Turn: turn, Index: idx, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+	if err != nil {
+		return "", fail(ErrTextToolFailed)
+	}
+	if err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_ToolCall{
+		ToolCall: &sessionspb.ToolCallEvent{CallJson: callJSON},
+	}}); err != nil {
+		return "", &stopTurn{fmt.Errorf("send tool call event: %w", err)}
+	}
+	ans, err := dispatch(ctx, idx, tc, tool)
+	if err != nil {
+		if state, text, ok := cancelled(ctx, err); ok {
 			_ = sendTerminal(stream, state, "", text, liveCalls())
-			return status.FromContextError(err).Err()
+			return "", &stopTurn{status.FromContextError(ctx.Err()).Err()}
 		}
-		tool, _ := localtools.Find(tools, tc.Name)
-		callJSON, err := journal.Encode(journal.ToolCall{Turn: turn, Index: idx, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
-		if err != nil {
-			return fail(ErrTextToolFailed)
+		if errors.Is(err, errReplayRefused) {
+			return "", fail(ErrTextToolReplay)
 		}
-		if err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_ToolCall{
-			ToolCall: &sessionspb.ToolCallEvent{CallJson: callJSON},
-		}}); err != nil {
-			return fmt.Errorf("send tool call event: %w", err)
-		}
-		ans, err := dispatch(ctx, idx, tc, tool)
-		if err != nil {
-			if state, text, ok := cancelled(ctx, err); ok {
-				_ = sendTerminal(stream, state, "", text, liveCalls())
-				return status.FromContextError(ctx.Err()).Err()
-			}
-			if errors.Is(err, errReplayRefused) {
-				return fail(ErrTextToolReplay)
-			}
-			return fail(errorText(ErrTextToolFailed, err, req))
-		}
-		if err := localtools.CheckResult(ans.Text); err != nil {
-			return fail(ErrTextToolResult + ": " + err.Error())
-		}
-		resJSON, err := journal.Encode(journal.ToolResult{Turn: turn, Index: idx, ID: tc.ID, Name: tc.Name,
-			Source: ans.Source, Dispatched: ans.Dispatched, Result: ans.Text})
-		if err != nil {
-			return fail(ErrTextToolResult)
-		}
-		if err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_ToolResult{
-			ToolResult: &sessionspb.ToolResultEvent{ResultJson: resJSON},
-		}}); err != nil {
-			return fmt.Errorf("send tool result event: %w", err)
-		}
-		msgs = append(msgs, route.Message{Role: "tool", Content: ans.Text, ToolCallID: tc.ID})
+		return "", fail(errorText(ErrTextToolFailed, err, req))
 	}
-	mreq2 := route.Request{Model: mreq.Model, Messages: msgs, Tools: mreq.Tools}
-	c2, done, err := send(ctx, stream, model, turn, 2, mreq2, req, liveCalls)
-	if done {
-		return err
+	if err := localtools.CheckResult(ans.Text); err != nil {
+		return "", fail(ErrTextToolResult + ": " + err.Error())
 	}
-	if len(c2.ToolCalls) > 0 {
-		return fail(ErrTextToolRound)
+	resJSON, err := journal.Encode(journal.ToolResult{Turn: turn, Index: idx, ID: tc.ID, Name: tc.Name,
+		Source: ans.Source, Dispatched: ans.Dispatched, Result: ans.Text})
+	if err != nil {
+		return "", fail(ErrTextToolResult)
 	}
-	return sendTerminal(stream, sessionspb.TurnState_TURN_STATE_COMPLETED, c2.Text, "", liveCalls())
+	if err := stream.Send(&sessionspb.HarnessEvent{Event: &sessionspb.HarnessEvent_ToolResult{
+		ToolResult: &sessionspb.ToolResultEvent{ResultJson: resJSON},
+	}}); err != nil {
+		return "", &stopTurn{fmt.Errorf("send tool result event: %w", err)}
+	}
+	return ans.Text, nil
 }
 
 // replayTools replays a journaled tool turn: the model answers only from the
@@ -268,5 +369,7 @@ func replayTools(ctx context.Context, stream grpc.ServerStreamingServer[sessions
 		return localtools.Answer{Text: r.Result, Source: r.Source, Dispatched: r.Dispatched}, nil
 	}
 	live := func() int32 { return rm.liveCalls() + refused.Load() }
-	return runTools(ctx, stream, rm, turn, req, dispatch, live)
+	// A replay never opens a workspace: its results are the journaled
+	// ones, and the outcome stays the journaled record.
+	return runTools(ctx, stream, rm, turn, req, dispatch, live, nil)
 }

@@ -64,10 +64,10 @@ func runScripted(t *testing.T, ctx context.Context, m *scriptedToolModel, req *s
 		if hook != nil {
 			hook(index)
 		}
-		return liveDispatch(nil)(ctx, index, call, tool)
+		return liveDispatch(nil, nil)(ctx, index, call, tool)
 	}
 	s := &recordingStream{ctx: ctx}
-	_ = runTools(ctx, s, m, 1, req, d, m.calls.Load)
+	_ = runTools(ctx, s, m, 1, req, d, m.calls.Load, nil)
 	return s.events, dispatched.Load()
 }
 
@@ -256,7 +256,7 @@ func TestLiveToolsAnswerLiveBoundCalls(t *testing.T) {
 	batch := []route.ToolCall{{ID: "a", Name: "ping", Arguments: `{"n":2}`}, {ID: "b", Name: "ping", Arguments: `{"n":1}`}}
 	m := &scriptedToolModel{replies: []route.Completion{{FinishReason: "tool_calls", ToolCalls: batch}, {Text: "done"}}}
 	s := &recordingStream{ctx: context.Background()}
-	_ = runTools(context.Background(), s, m, 1, liveReq, liveDispatch(live), m.calls.Load)
+	_ = runTools(context.Background(), s, m, 1, liveReq, liveDispatch(live, nil), m.calls.Load, nil)
 	if term := terminalOf(t, s.events); term.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED || term.GetAnswer() != "done" {
 		t.Fatalf("terminal = %+v", term)
 	}
@@ -283,7 +283,7 @@ func TestLiveToolsAnswerLiveBoundCalls(t *testing.T) {
 	}
 	m2 := &scriptedToolModel{replies: []route.Completion{{FinishReason: "tool_calls", ToolCalls: batch[:1]}, {Text: "never"}}}
 	s2 := &recordingStream{ctx: context.Background()}
-	_ = runTools(context.Background(), s2, m2, 1, liveReq, liveDispatch(failing), m2.calls.Load)
+	_ = runTools(context.Background(), s2, m2, 1, liveReq, liveDispatch(failing, nil), m2.calls.Load, nil)
 	term := terminalOf(t, s2.events)
 	if term.GetState() != sessionspb.TurnState_TURN_STATE_FAILED || !strings.Contains(term.GetError(), ErrTextToolFailed) || !strings.Contains(term.GetError(), "the tool failed in VS Code") {
 		t.Fatalf("terminal = %v %q", term.GetState(), term.GetError())
@@ -295,7 +295,7 @@ func TestLiveToolsAnswerLiveBoundCalls(t *testing.T) {
 	// No executor bound: a live source is a broken invariant, a failed call.
 	m3 := &scriptedToolModel{replies: []route.Completion{{FinishReason: "tool_calls", ToolCalls: batch[:1]}, {Text: "never"}}}
 	s3 := &recordingStream{ctx: context.Background()}
-	_ = runTools(context.Background(), s3, m3, 1, liveReq, liveDispatch(nil), m3.calls.Load)
+	_ = runTools(context.Background(), s3, m3, 1, liveReq, liveDispatch(nil, nil), m3.calls.Load, nil)
 	if term := terminalOf(t, s3.events); term.GetState() != sessionspb.TurnState_TURN_STATE_FAILED || !strings.Contains(term.GetError(), "no live tool executor") {
 		t.Fatalf("terminal = %v %q", term.GetState(), term.GetError())
 	}

@@ -92,7 +92,7 @@ func encodeFast(v any) ([]byte, bool) {
 		}
 		return append(b, '}'), true
 	case SessionPlaced:
-		if len(p.Tools) != 0 {
+		if len(p.Tools) != 0 || p.Workspace != nil {
 			return nil, false
 		}
 		b := make([]byte, 0, 160)

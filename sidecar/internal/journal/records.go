@@ -30,6 +30,27 @@ const (
 	KindToolResult Kind = "tool.result"
 )
 
+// KindWorkspaceOutcome is a kmx-workspace-tools-v1 turn's last record before
+// its turn.terminal: what changed in the example's scratch copy and the
+// final state of the files its assertions name.
+const KindWorkspaceOutcome Kind = "workspace.outcome"
+
+// PlacedWorkspace is the fixture a kmx-workspace-tools-v1 session works on:
+// the folder as the agent file names it and its content hash (never the
+// scratch copy, which is gone once the run ends).
+type PlacedWorkspace struct {
+	Fixture string `json:"fixture"`
+	Hash    string `json:"hash"`
+}
+
+// WorkspaceOutcome is the payload of workspace.outcome. Outcome is the
+// JSON of package workspace's Outcome, kept as written so that the file
+// assertions are judged from the journal alone (no fixture, no copy).
+type WorkspaceOutcome struct {
+	Turn    int             `json:"turn"`
+	Outcome json.RawMessage `json:"outcome"`
+}
+
 // TurnKinds lists the five kinds in the order a complete turn holds them.
 var TurnKinds = [...]Kind{KindSessionPlaced, KindTurnStarted, KindModelRequest, KindModelCompletion, KindTurnTerminal}
 
@@ -51,6 +72,8 @@ type SessionPlaced struct {
 	// at run start: each declared name with its kmx.yaml state, its source
 	// and the example's saved calls. Absent on the chat harness.
 	Tools []OfferedTool `json:"tools,omitempty"`
+	// Workspace is the fixture a kmx-workspace-tools-v1 session works on.
+	Workspace *PlacedWorkspace `json:"workspace,omitempty"`
 }
 
 // OfferedTool is one declared tool as offered to a session.

@@ -45,6 +45,11 @@ const (
 	SourceRecorded    = "recorded"
 	SourceUnavailable = "unavailable"
 	SourceDisabled    = "disabled"
+	// SourceWorkspace: the example's fixture workspace answers the call
+	// inside its scratch copy (kmx-workspace-tools-v1 only; package
+	// workspace). Like live, its result is read from the journal on replay,
+	// never recomputed.
+	SourceWorkspace = "workspace"
 )
 
 // RecordedCall is one saved call: arguments and result as JSON text.
@@ -114,6 +119,10 @@ type Answer struct {
 // ErrNeedsBinding is what Dispatch returns for a live-bound tool: live
 // execution goes through the host's executor, not this package.
 var ErrNeedsBinding = errors.New("the tool is bound to a live executor")
+
+// ErrNeedsWorkspace is what Dispatch returns for a tool the example's
+// workspace answers: the harness calls it in the scratch copy.
+var ErrNeedsWorkspace = errors.New("the tool is answered by the example's workspace")
 
 // Freeze builds the tool set of one example: every tool the declared
 // references stand for (vscodetools.Expand: a set's members, a legacy name's
@@ -268,6 +277,9 @@ func ValidateBatch(calls []Call, set []Tool) error {
 func Dispatch(t Tool, arguments string) (Answer, error) {
 	if t.State == Disabled {
 		return Answer{Text: DisabledText, Source: SourceDisabled}, nil
+	}
+	if t.Source == SourceWorkspace {
+		return Answer{}, ErrNeedsWorkspace
 	}
 	for _, rc := range t.Recorded {
 		if SameJSON(rc.Arguments, arguments) {

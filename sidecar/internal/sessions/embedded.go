@@ -57,6 +57,9 @@ type Options struct {
 	// LiveTools answers the calls of live-bound tools (nil: none are
 	// bound). Replay never uses it.
 	LiveTools harness.LiveTools
+	// Workspaces holds the scratch copies of the run's examples with a
+	// fixture workspace (nil: none). Replay never uses it.
+	Workspaces harness.Workspaces
 }
 
 // Embedded is a Sessions service and its chat harness, each served on its
@@ -98,7 +101,7 @@ func start(ctx context.Context, opts Options, wrap func(sessionspb.HarnessClient
 	// returned, that is after each model call in flight has been torn down,
 	// so a cancelled caller that closes the service has joined its provider.
 	e.harnessSrv = grpc.NewServer(serverOptions(grpc.WaitForHandlers(true))...)
-	sessionspb.RegisterHarnessServer(e.harnessSrv, harness.NewWithLiveTools(opts.Resolve, opts.LiveTools))
+	sessionspb.RegisterHarnessServer(e.harnessSrv, harness.NewWithWorkspaces(opts.Resolve, opts.LiveTools, opts.Workspaces))
 	e.serve(e.harnessSrv, harnessLis)
 	hc, err := dialBuf(harnessLis)
 	if err != nil {

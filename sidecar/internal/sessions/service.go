@@ -52,8 +52,10 @@ type session struct {
 	purpose string
 	model   journal.ModelIdentity
 	tools   []*sessionspb.ToolSpec
-	turns   int
-	running bool
+	// workspace is the example's fixture workspace (kmx-workspace-tools-v1).
+	workspace *sessionspb.WorkspaceRef
+	turns     int
+	running   bool
 }
 
 func newService(j *journal.Journal, h sessionspb.HarnessClient) *service {
@@ -102,14 +104,23 @@ func (s *service) place(req *sessionspb.CreateSessionRequest) (*session, journal
 	if err != nil {
 		return nil, journal.Record{}, status.Error(codes.InvalidArgument, err.Error())
 	}
+	var placedWS *journal.PlacedWorkspace
+	if ws := req.GetWorkspace(); ws != nil {
+		if h != harness.LocalTools || ws.GetFixture() == "" || ws.GetHash() == "" {
+			return nil, journal.Record{}, status.Error(codes.InvalidArgument,
+				"create session: a workspace needs declared tools, its fixture and its hash: declare the tools the example works with")
+		}
+		h = harness.WorkspaceTools
+		placedWS = &journal.PlacedWorkspace{Fixture: ws.GetFixture(), Hash: ws.GetHash()}
+	}
 	id, err := s.newID()
 	if err != nil {
 		return nil, journal.Record{}, status.Error(codes.Internal, err.Error())
 	}
-	sess := &session{id: id, harness: h, purpose: req.GetPurpose(), model: model, tools: req.GetTools()}
+	sess := &session{id: id, harness: h, purpose: req.GetPurpose(), model: model, tools: req.GetTools(), workspace: req.GetWorkspace()}
 	payload, err := journal.Encode(journal.SessionPlaced{
 		SessionID: id, Harness: h, Purpose: sess.purpose, ExampleID: req.GetExampleId(), Model: model,
-		Tools: offeredFromProto(req.GetTools()),
+		Tools: offeredFromProto(req.GetTools()), Workspace: placedWS,
 	})
 	if err != nil {
 		return nil, journal.Record{}, status.Error(codes.Internal, err.Error())
@@ -382,7 +393,7 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 		SessionId: sess.id, Harness: sess.harness, Purpose: sess.purpose, Turn: int32(turn),
 		Model:        &sessionspb.ModelIdentity{Route: sess.model.Route, Model: sess.model.Model},
 		Instructions: req.GetInstructions(), Input: req.GetInput(), History: req.GetHistory(), Tools: sess.tools,
-		ThenReplay: thenReplay,
+		ThenReplay: thenReplay, Workspace: sess.workspace,
 	})
 	if err != nil {
 		return failed(errTextHarnessUnavailable), tr, nil, nil
@@ -407,6 +418,8 @@ func (s *service) streamTurn(ctx context.Context, sess *session, turn int, req *
 			kind, payload = journal.KindToolCall, e.ToolCall.GetCallJson()
 		case *sessionspb.HarnessEvent_ToolResult:
 			kind, payload = journal.KindToolResult, e.ToolResult.GetResultJson()
+		case *sessionspb.HarnessEvent_WorkspaceOutcome:
+			kind, payload = journal.KindWorkspaceOutcome, e.WorkspaceOutcome.GetOutcomeJson()
 		case *sessionspb.HarnessEvent_Terminal:
 			return checkTerminal(e.Terminal, turn, tr), tr, open, nil
 		default:

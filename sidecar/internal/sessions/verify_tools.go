@@ -29,8 +29,10 @@ func resultsMatchSources(tt toolTurn) bool {
 		if !ok {
 			return false
 		}
-		if r.Source == localtools.SourceLive {
-			if tool.Source != localtools.SourceLive || !r.Dispatched {
+		if r.Source == localtools.SourceLive || r.Source == localtools.SourceWorkspace {
+			// Read back, never recomputed: the live executor and the
+			// scratch copy are gone. The tool must have been offered so.
+			if tool.Source != r.Source || !r.Dispatched {
 				return false
 			}
 			continue
@@ -74,7 +76,7 @@ func isToolSession(recs []journal.Record) (tools bool, placed *journal.SessionPl
 	if journal.Decode(recs[0].Payload, &p) != nil {
 		return false, nil
 	}
-	return p.Harness == harness.LocalTools, &p
+	return harness.IsTools(p.Harness), &p
 }
 
 // collectToolTurn is the tool harness's complete-invocation validator: the
@@ -120,7 +122,7 @@ func collectToolTurn(recs []journal.Record, sessionID string, turn int) (toolTur
 				return tt, n, ReasonTurnMismatch
 			}
 			started = true
-			tt.tr = newTrace(harness.LocalTools, turn, tt.placed.Model.Model)
+			tt.tr = newTrace(tt.placed.Harness, turn, tt.placed.Model.Model)
 		case journal.KindTurnTerminal:
 			if !started {
 				return tt, n, ReasonOutOfOrder
@@ -132,14 +134,18 @@ func collectToolTurn(recs []journal.Record, sessionID string, turn int) (toolTur
 				return tt, n, ReasonTurnMismatch
 			}
 			ended = true
-		case journal.KindModelRequest, journal.KindModelCompletion, journal.KindToolCall, journal.KindToolResult:
+		case journal.KindModelRequest, journal.KindModelCompletion, journal.KindToolCall, journal.KindToolResult, journal.KindWorkspaceOutcome:
 			if !started {
 				return tt, n, ReasonOutOfOrder
 			}
 			if !tt.tr.accept(r.Kind, r.Payload) {
 				return tt, n, ReasonToolTrace
 			}
-			tt.middle = append(tt.middle, middleRecord{kind: r.Kind, payload: r.Payload})
+			// The workspace outcome is read back, not replayed: the
+			// scratch copy it describes is gone (tt.tr keeps it).
+			if r.Kind != journal.KindWorkspaceOutcome {
+				tt.middle = append(tt.middle, middleRecord{kind: r.Kind, payload: r.Payload})
+			}
 		default:
 			return tt, n, ReasonUnknownKind
 		}
@@ -156,6 +162,8 @@ func collectToolTurn(recs []journal.Record, sessionID string, turn int) (toolTur
 		return tt, n, ReasonSessionMismatch
 	case tt.started.Model != tt.placed.Model:
 		return tt, n, ReasonModelMismatch
+	case (tt.placed.Harness == harness.WorkspaceTools) != (tt.placed.Workspace != nil):
+		return tt, n, ReasonToolTrace
 	case tt.terminal.State != journal.StateCompleted:
 		return tt, n, ReasonNotCompleted
 	}
@@ -179,20 +187,21 @@ func collectToolTurn(recs []journal.Record, sessionID string, turn int) (toolTur
 // the conversation the turn was sent with (empty for an example).
 func (s *service) replayTools(ctx context.Context, tt toolTurn, n int, history []*sessionspb.ChatMessage, ts *turnStream) (*sessionspb.VerifyTurnResponse, error) {
 	rec := &sessionspb.RecordedExchange{}
-	var reqs, comps [][]byte
 	for _, m := range tt.middle {
 		switch m.kind {
 		case journal.KindModelRequest:
-			reqs = append(reqs, m.payload)
+			rec.Sends = append(rec.Sends, &sessionspb.RecordedSend{RequestJson: m.payload})
 		case journal.KindModelCompletion:
-			comps = append(comps, m.payload)
+			// The trace holds each completion right after its request.
+			rec.Sends[len(rec.Sends)-1].CompletionJson = m.payload
 		case journal.KindToolResult:
 			rec.ToolResultJson = append(rec.ToolResultJson, m.payload)
 		}
 	}
-	rec.RequestJson, rec.CompletionJson = reqs[0], comps[0]
-	if len(reqs) > 1 {
-		rec.SecondRequestJson, rec.SecondCompletionJson = reqs[1], comps[1]
+	var ws *sessionspb.WorkspaceRef
+	if p := tt.placed.Workspace; p != nil {
+		// No key: a replay never opens a scratch copy.
+		ws = &sessionspb.WorkspaceRef{Fixture: p.Fixture, Hash: p.Hash}
 	}
 	replayed, resp, err := s.replayStream(ctx, &sessionspb.HarnessTurnRequest{
 		SessionId: tt.placed.SessionID, Harness: tt.placed.Harness, Purpose: tt.placed.Purpose,
@@ -200,7 +209,7 @@ func (s *service) replayTools(ctx context.Context, tt toolTurn, n int, history [
 		Model:        &sessionspb.ModelIdentity{Route: tt.placed.Model.Route, Model: tt.placed.Model.Model},
 		Instructions: tt.started.Instructions, Input: tt.started.Input, History: history,
 		Tools:  offeredToProto(tt.placed.Tools),
-		Replay: rec,
+		Replay: rec, Workspace: ws,
 	}, n, ts)
 	if err != nil || resp.Reason != "" {
 		return resp, err
@@ -211,7 +220,7 @@ func (s *service) replayTools(ctx context.Context, tt toolTurn, n int, history [
 	case resp.Answer != tt.terminal.Answer:
 		resp.Reason = ReasonReplayAnswer
 	default:
-		resp.Verified, resp.ToolUses = true, tt.tr.uses()
+		resp.Verified, resp.ToolUses, resp.WorkspaceOutcomeJson = true, tt.tr.uses(), tt.tr.outcome
 		return resp, nil
 	}
 	resp.Answer = ""

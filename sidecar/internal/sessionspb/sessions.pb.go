@@ -305,8 +305,13 @@ type CreateSessionRequest struct {
 	ExampleId string         `protobuf:"bytes,2,opt,name=example_id,json=exampleId,proto3" json:"example_id,omitempty"`
 	Model     *ModelIdentity `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
 	// tools is the declared tool set, frozen at run start; empty places the
-	// session on "chat", anything else on "kmx-local-tools-v1".
-	Tools         []*ToolSpec `protobuf:"bytes,4,rep,name=tools,proto3" json:"tools,omitempty"`
+	// session on "chat", anything else on "kmx-local-tools-v1" (or, with a
+	// workspace, "kmx-workspace-tools-v1").
+	Tools []*ToolSpec `protobuf:"bytes,4,rep,name=tools,proto3" json:"tools,omitempty"`
+	// workspace is the fixture workspace of the example: its scratch copy's
+	// key in the harness host's registry and the fixture's content hash.
+	// Absent for an example without one.
+	Workspace     *WorkspaceRef `protobuf:"bytes,5,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -369,6 +374,87 @@ func (x *CreateSessionRequest) GetTools() []*ToolSpec {
 	return nil
 }
 
+func (x *CreateSessionRequest) GetWorkspace() *WorkspaceRef {
+	if x != nil {
+		return x.Workspace
+	}
+	return nil
+}
+
+// WorkspaceRef names an example's scratch copy of a fixture workspace. key
+// finds the copy in the registry of the process that hosts the harness (a
+// live turn only; never a path); fixture is the fixture's folder as the
+// agent file names it and hash its content hash, journaled in
+// session.placed. paths are the files the example's content assertions
+// name, whose final state the turn's workspace.outcome keeps.
+type WorkspaceRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Fixture       string                 `protobuf:"bytes,2,opt,name=fixture,proto3" json:"fixture,omitempty"`
+	Hash          string                 `protobuf:"bytes,3,opt,name=hash,proto3" json:"hash,omitempty"`
+	Paths         []string               `protobuf:"bytes,4,rep,name=paths,proto3" json:"paths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkspaceRef) Reset() {
+	*x = WorkspaceRef{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceRef) ProtoMessage() {}
+
+func (x *WorkspaceRef) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceRef.ProtoReflect.Descriptor instead.
+func (*WorkspaceRef) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *WorkspaceRef) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *WorkspaceRef) GetFixture() string {
+	if x != nil {
+		return x.Fixture
+	}
+	return ""
+}
+
+func (x *WorkspaceRef) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+func (x *WorkspaceRef) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
 // ToolSpec is one declared tool as offered to a session: its kmx.yaml state,
 // the source that answers it (disabled, recorded, unavailable or live) and
 // the example's saved calls.
@@ -397,7 +483,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -409,7 +495,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[4]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -422,7 +508,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{4}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -506,7 +592,7 @@ type SavedCall struct {
 
 func (x *SavedCall) Reset() {
 	*x = SavedCall{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -518,7 +604,7 @@ func (x *SavedCall) String() string {
 func (*SavedCall) ProtoMessage() {}
 
 func (x *SavedCall) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[5]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -531,7 +617,7 @@ func (x *SavedCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SavedCall.ProtoReflect.Descriptor instead.
 func (*SavedCall) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{5}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SavedCall) GetArguments() string {
@@ -566,7 +652,7 @@ type ToolUse struct {
 
 func (x *ToolUse) Reset() {
 	*x = ToolUse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -578,7 +664,7 @@ func (x *ToolUse) String() string {
 func (*ToolUse) ProtoMessage() {}
 
 func (x *ToolUse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[6]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -591,7 +677,7 @@ func (x *ToolUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
 func (*ToolUse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{6}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolUse) GetName() string {
@@ -632,7 +718,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -644,7 +730,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[7]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -657,7 +743,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{7}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateSessionResponse) GetSessionId() string {
@@ -689,7 +775,7 @@ type RunTurnRequest struct {
 
 func (x *RunTurnRequest) Reset() {
 	*x = RunTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -701,7 +787,7 @@ func (x *RunTurnRequest) String() string {
 func (*RunTurnRequest) ProtoMessage() {}
 
 func (x *RunTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[8]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -714,7 +800,7 @@ func (x *RunTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTurnRequest.ProtoReflect.Descriptor instead.
 func (*RunTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{8}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunTurnRequest) GetSessionId() string {
@@ -762,7 +848,7 @@ type RunTurnResponse struct {
 
 func (x *RunTurnResponse) Reset() {
 	*x = RunTurnResponse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +860,7 @@ func (x *RunTurnResponse) String() string {
 func (*RunTurnResponse) ProtoMessage() {}
 
 func (x *RunTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[9]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +873,7 @@ func (x *RunTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTurnResponse.ProtoReflect.Descriptor instead.
 func (*RunTurnResponse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{9}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RunTurnResponse) GetTurn() int32 {
@@ -846,7 +932,7 @@ type VerifyTurnRequest struct {
 
 func (x *VerifyTurnRequest) Reset() {
 	*x = VerifyTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +944,7 @@ func (x *VerifyTurnRequest) String() string {
 func (*VerifyTurnRequest) ProtoMessage() {}
 
 func (x *VerifyTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[10]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +957,7 @@ func (x *VerifyTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyTurnRequest.ProtoReflect.Descriptor instead.
 func (*VerifyTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{10}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *VerifyTurnRequest) GetSessionId() string {
@@ -906,14 +992,18 @@ type VerifyTurnResponse struct {
 	// reason says why verification failed, in fixed text.
 	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// tool_uses lists the replay-verified tool turn's calls in batch order.
-	ToolUses      []*ToolUse `protobuf:"bytes,6,rep,name=tool_uses,json=toolUses,proto3" json:"tool_uses,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ToolUses []*ToolUse `protobuf:"bytes,6,rep,name=tool_uses,json=toolUses,proto3" json:"tool_uses,omitempty"`
+	// workspace_outcome_json is a verified kmx-workspace-tools-v1 turn's
+	// journaled workspace.outcome payload (what changed, the asserted
+	// files' final state), what its file assertions are judged from.
+	WorkspaceOutcomeJson []byte `protobuf:"bytes,9,opt,name=workspace_outcome_json,json=workspaceOutcomeJson,proto3" json:"workspace_outcome_json,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *VerifyTurnResponse) Reset() {
 	*x = VerifyTurnResponse{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -925,7 +1015,7 @@ func (x *VerifyTurnResponse) String() string {
 func (*VerifyTurnResponse) ProtoMessage() {}
 
 func (x *VerifyTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[11]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -938,7 +1028,7 @@ func (x *VerifyTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyTurnResponse.ProtoReflect.Descriptor instead.
 func (*VerifyTurnResponse) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{11}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *VerifyTurnResponse) GetVerified() bool {
@@ -983,6 +1073,13 @@ func (x *VerifyTurnResponse) GetToolUses() []*ToolUse {
 	return nil
 }
 
+func (x *VerifyTurnResponse) GetWorkspaceOutcomeJson() []byte {
+	if x != nil {
+		return x.WorkspaceOutcomeJson
+	}
+	return nil
+}
+
 type HarnessInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Input:
@@ -997,7 +1094,7 @@ type HarnessInput struct {
 
 func (x *HarnessInput) Reset() {
 	*x = HarnessInput{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1009,7 +1106,7 @@ func (x *HarnessInput) String() string {
 func (*HarnessInput) ProtoMessage() {}
 
 func (x *HarnessInput) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[12]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1022,7 +1119,7 @@ func (x *HarnessInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessInput.ProtoReflect.Descriptor instead.
 func (*HarnessInput) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{12}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HarnessInput) GetInput() isHarnessInput_Input {
@@ -1094,7 +1191,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1203,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1216,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{13}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{14}
 }
 
 // ChatMessage is one earlier message of a conversation: role "user" or
@@ -1134,7 +1231,7 @@ type ChatMessage struct {
 
 func (x *ChatMessage) Reset() {
 	*x = ChatMessage{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1146,7 +1243,7 @@ func (x *ChatMessage) String() string {
 func (*ChatMessage) ProtoMessage() {}
 
 func (x *ChatMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1159,7 +1256,7 @@ func (x *ChatMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatMessage.ProtoReflect.Descriptor instead.
 func (*ChatMessage) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{14}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ChatMessage) GetRole() string {
@@ -1178,21 +1275,21 @@ func (x *ChatMessage) GetContent() string {
 
 type RecordedExchange struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// request_json and completion_json are the journaled payloads (of the
-	// first send, on a tool turn).
+	// request_json and completion_json are a chat turn's journaled payloads.
 	RequestJson    []byte `protobuf:"bytes,1,opt,name=request_json,json=requestJson,proto3" json:"request_json,omitempty"`
 	CompletionJson []byte `protobuf:"bytes,2,opt,name=completion_json,json=completionJson,proto3" json:"completion_json,omitempty"`
-	// A tool turn's second send and its journaled tool results, in order.
-	SecondRequestJson    []byte   `protobuf:"bytes,3,opt,name=second_request_json,json=secondRequestJson,proto3" json:"second_request_json,omitempty"`
-	SecondCompletionJson []byte   `protobuf:"bytes,4,opt,name=second_completion_json,json=secondCompletionJson,proto3" json:"second_completion_json,omitempty"`
-	ToolResultJson       [][]byte `protobuf:"bytes,5,rep,name=tool_result_json,json=toolResultJson,proto3" json:"tool_result_json,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// A tool turn's journaled tool results, in order.
+	ToolResultJson [][]byte `protobuf:"bytes,5,rep,name=tool_result_json,json=toolResultJson,proto3" json:"tool_result_json,omitempty"`
+	// sends are a tool turn's journaled sends, in order (two at most on
+	// kmx-local-tools-v1, eight on kmx-workspace-tools-v1).
+	Sends         []*RecordedSend `protobuf:"bytes,6,rep,name=sends,proto3" json:"sends,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecordedExchange) Reset() {
 	*x = RecordedExchange{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1301,7 @@ func (x *RecordedExchange) String() string {
 func (*RecordedExchange) ProtoMessage() {}
 
 func (x *RecordedExchange) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1314,7 @@ func (x *RecordedExchange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordedExchange.ProtoReflect.Descriptor instead.
 func (*RecordedExchange) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{15}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RecordedExchange) GetRequestJson() []byte {
@@ -1234,23 +1331,70 @@ func (x *RecordedExchange) GetCompletionJson() []byte {
 	return nil
 }
 
-func (x *RecordedExchange) GetSecondRequestJson() []byte {
-	if x != nil {
-		return x.SecondRequestJson
-	}
-	return nil
-}
-
-func (x *RecordedExchange) GetSecondCompletionJson() []byte {
-	if x != nil {
-		return x.SecondCompletionJson
-	}
-	return nil
-}
-
 func (x *RecordedExchange) GetToolResultJson() [][]byte {
 	if x != nil {
 		return x.ToolResultJson
+	}
+	return nil
+}
+
+func (x *RecordedExchange) GetSends() []*RecordedSend {
+	if x != nil {
+		return x.Sends
+	}
+	return nil
+}
+
+// RecordedSend is one journaled model send: its request and completion
+// payloads.
+type RecordedSend struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	RequestJson    []byte                 `protobuf:"bytes,1,opt,name=request_json,json=requestJson,proto3" json:"request_json,omitempty"`
+	CompletionJson []byte                 `protobuf:"bytes,2,opt,name=completion_json,json=completionJson,proto3" json:"completion_json,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RecordedSend) Reset() {
+	*x = RecordedSend{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordedSend) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordedSend) ProtoMessage() {}
+
+func (x *RecordedSend) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordedSend.ProtoReflect.Descriptor instead.
+func (*RecordedSend) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RecordedSend) GetRequestJson() []byte {
+	if x != nil {
+		return x.RequestJson
+	}
+	return nil
+}
+
+func (x *RecordedSend) GetCompletionJson() []byte {
+	if x != nil {
+		return x.CompletionJson
 	}
 	return nil
 }
@@ -1286,13 +1430,17 @@ type HarnessTurnRequest struct {
 	// the turn's model calls and tool calls by it, exactly as the caller's
 	// context is bounded.
 	DeadlineUnixNano int64 `protobuf:"varint,12,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// workspace is the session's fixture workspace (kmx-workspace-tools-v1
+	// only): a live turn answers the workspace tools in the scratch copy its
+	// key names and ends with the workspace.outcome. A replay never opens it.
+	Workspace     *WorkspaceRef `protobuf:"bytes,13,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HarnessTurnRequest) Reset() {
 	*x = HarnessTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1304,7 +1452,7 @@ func (x *HarnessTurnRequest) String() string {
 func (*HarnessTurnRequest) ProtoMessage() {}
 
 func (x *HarnessTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1317,7 +1465,7 @@ func (x *HarnessTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessTurnRequest.ProtoReflect.Descriptor instead.
 func (*HarnessTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{16}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HarnessTurnRequest) GetSessionId() string {
@@ -1404,6 +1552,13 @@ func (x *HarnessTurnRequest) GetDeadlineUnixNano() int64 {
 	return 0
 }
 
+func (x *HarnessTurnRequest) GetWorkspace() *WorkspaceRef {
+	if x != nil {
+		return x.Workspace
+	}
+	return nil
+}
+
 type HarnessEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
@@ -1413,6 +1568,7 @@ type HarnessEvent struct {
 	//	*HarnessEvent_Terminal
 	//	*HarnessEvent_ToolCall
 	//	*HarnessEvent_ToolResult
+	//	*HarnessEvent_WorkspaceOutcome
 	Event         isHarnessEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1420,7 +1576,7 @@ type HarnessEvent struct {
 
 func (x *HarnessEvent) Reset() {
 	*x = HarnessEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1432,7 +1588,7 @@ func (x *HarnessEvent) String() string {
 func (*HarnessEvent) ProtoMessage() {}
 
 func (x *HarnessEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1445,7 +1601,7 @@ func (x *HarnessEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessEvent.ProtoReflect.Descriptor instead.
 func (*HarnessEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{17}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HarnessEvent) GetEvent() isHarnessEvent_Event {
@@ -1500,6 +1656,15 @@ func (x *HarnessEvent) GetToolResult() *ToolResultEvent {
 	return nil
 }
 
+func (x *HarnessEvent) GetWorkspaceOutcome() *WorkspaceOutcomeEvent {
+	if x != nil {
+		if x, ok := x.Event.(*HarnessEvent_WorkspaceOutcome); ok {
+			return x.WorkspaceOutcome
+		}
+	}
+	return nil
+}
+
 type isHarnessEvent_Event interface {
 	isHarnessEvent_Event()
 }
@@ -1524,6 +1689,10 @@ type HarnessEvent_ToolResult struct {
 	ToolResult *ToolResultEvent `protobuf:"bytes,5,opt,name=tool_result,json=toolResult,proto3,oneof"`
 }
 
+type HarnessEvent_WorkspaceOutcome struct {
+	WorkspaceOutcome *WorkspaceOutcomeEvent `protobuf:"bytes,6,opt,name=workspace_outcome,json=workspaceOutcome,proto3,oneof"`
+}
+
 func (*HarnessEvent_ModelRequest) isHarnessEvent_Event() {}
 
 func (*HarnessEvent_ModelCompletion) isHarnessEvent_Event() {}
@@ -1533,6 +1702,55 @@ func (*HarnessEvent_Terminal) isHarnessEvent_Event() {}
 func (*HarnessEvent_ToolCall) isHarnessEvent_Event() {}
 
 func (*HarnessEvent_ToolResult) isHarnessEvent_Event() {}
+
+func (*HarnessEvent_WorkspaceOutcome) isHarnessEvent_Event() {}
+
+// WorkspaceOutcomeEvent is a kmx-workspace-tools-v1 turn's last record
+// before its terminal: what changed in the scratch copy and the asserted
+// files' final state (journal.WorkspaceOutcome).
+type WorkspaceOutcomeEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	OutcomeJson   []byte                 `protobuf:"bytes,1,opt,name=outcome_json,json=outcomeJson,proto3" json:"outcome_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkspaceOutcomeEvent) Reset() {
+	*x = WorkspaceOutcomeEvent{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceOutcomeEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceOutcomeEvent) ProtoMessage() {}
+
+func (x *WorkspaceOutcomeEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceOutcomeEvent.ProtoReflect.Descriptor instead.
+func (*WorkspaceOutcomeEvent) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *WorkspaceOutcomeEvent) GetOutcomeJson() []byte {
+	if x != nil {
+		return x.OutcomeJson
+	}
+	return nil
+}
 
 // ToolCallEvent is one validated call, sent before it is answered.
 type ToolCallEvent struct {
@@ -1544,7 +1762,7 @@ type ToolCallEvent struct {
 
 func (x *ToolCallEvent) Reset() {
 	*x = ToolCallEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1556,7 +1774,7 @@ func (x *ToolCallEvent) String() string {
 func (*ToolCallEvent) ProtoMessage() {}
 
 func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1569,7 +1787,7 @@ func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallEvent.ProtoReflect.Descriptor instead.
 func (*ToolCallEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{18}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ToolCallEvent) GetCallJson() []byte {
@@ -1589,7 +1807,7 @@ type ToolResultEvent struct {
 
 func (x *ToolResultEvent) Reset() {
 	*x = ToolResultEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1819,7 @@ func (x *ToolResultEvent) String() string {
 func (*ToolResultEvent) ProtoMessage() {}
 
 func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1832,7 @@ func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultEvent.ProtoReflect.Descriptor instead.
 func (*ToolResultEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{19}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ToolResultEvent) GetResultJson() []byte {
@@ -1633,7 +1851,7 @@ type ModelRequestEvent struct {
 
 func (x *ModelRequestEvent) Reset() {
 	*x = ModelRequestEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1645,7 +1863,7 @@ func (x *ModelRequestEvent) String() string {
 func (*ModelRequestEvent) ProtoMessage() {}
 
 func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1658,7 +1876,7 @@ func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequestEvent.ProtoReflect.Descriptor instead.
 func (*ModelRequestEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{20}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ModelRequestEvent) GetRequestJson() []byte {
@@ -1677,7 +1895,7 @@ type ModelCompletionEvent struct {
 
 func (x *ModelCompletionEvent) Reset() {
 	*x = ModelCompletionEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1907,7 @@ func (x *ModelCompletionEvent) String() string {
 func (*ModelCompletionEvent) ProtoMessage() {}
 
 func (x *ModelCompletionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +1920,7 @@ func (x *ModelCompletionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCompletionEvent.ProtoReflect.Descriptor instead.
 func (*ModelCompletionEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{21}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ModelCompletionEvent) GetCompletionJson() []byte {
@@ -1728,7 +1946,7 @@ type TerminalEvent struct {
 
 func (x *TerminalEvent) Reset() {
 	*x = TerminalEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +1958,7 @@ func (x *TerminalEvent) String() string {
 func (*TerminalEvent) ProtoMessage() {}
 
 func (x *TerminalEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1753,7 +1971,7 @@ func (x *TerminalEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalEvent.ProtoReflect.Descriptor instead.
 func (*TerminalEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{22}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TerminalEvent) GetState() TurnState {
@@ -1801,13 +2019,19 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x06placed\x18\x01 \x01(\v2&.kmx.sessions.v1.CreateSessionResponseH\x00R\x06placed\x126\n" +
 	"\x04turn\x18\x02 \x01(\v2 .kmx.sessions.v1.RunTurnResponseH\x00R\x04turn\x12A\n" +
 	"\bverified\x18\x03 \x01(\v2#.kmx.sessions.v1.VerifyTurnResponseH\x00R\bverifiedB\a\n" +
-	"\x05event\"\xb6\x01\n" +
+	"\x05event\"\xf3\x01\n" +
 	"\x14CreateSessionRequest\x12\x18\n" +
 	"\apurpose\x18\x01 \x01(\tR\apurpose\x12\x1d\n" +
 	"\n" +
 	"example_id\x18\x02 \x01(\tR\texampleId\x124\n" +
 	"\x05model\x18\x03 \x01(\v2\x1e.kmx.sessions.v1.ModelIdentityR\x05model\x12/\n" +
-	"\x05tools\x18\x04 \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\"\xb0\x02\n" +
+	"\x05tools\x18\x04 \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\x12;\n" +
+	"\tworkspace\x18\x05 \x01(\v2\x1d.kmx.sessions.v1.WorkspaceRefR\tworkspace\"d\n" +
+	"\fWorkspaceRef\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
+	"\afixture\x18\x02 \x01(\tR\afixture\x12\x12\n" +
+	"\x04hash\x18\x03 \x01(\tR\x04hash\x12\x14\n" +
+	"\x05paths\x18\x04 \x03(\tR\x05paths\"\xb0\x02\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x16\n" +
@@ -1853,7 +2077,7 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
 	"\x04turn\x18\x02 \x01(\x05R\x04turn\x126\n" +
-	"\ahistory\x18\x03 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\xd0\x01\n" +
+	"\ahistory\x18\x03 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\x86\x02\n" +
 	"\x12VerifyTurnResponse\x12\x1a\n" +
 	"\bverified\x18\x01 \x01(\bR\bverified\x12\x16\n" +
 	"\x06answer\x18\x02 \x01(\tR\x06answer\x12\x1d\n" +
@@ -1861,7 +2085,8 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"live_calls\x18\x03 \x01(\x05R\tliveCalls\x12\x18\n" +
 	"\arecords\x18\x04 \x01(\x05R\arecords\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x125\n" +
-	"\ttool_uses\x18\x06 \x03(\v2\x18.kmx.sessions.v1.ToolUseR\btoolUses\"\xcf\x01\n" +
+	"\ttool_uses\x18\x06 \x03(\v2\x18.kmx.sessions.v1.ToolUseR\btoolUses\x124\n" +
+	"\x16workspace_outcome_json\x18\t \x01(\fR\x14workspaceOutcomeJson\"\xcf\x01\n" +
 	"\fHarnessInput\x12;\n" +
 	"\x05start\x18\x01 \x01(\v2#.kmx.sessions.v1.HarnessTurnRequestH\x00R\x05start\x12:\n" +
 	"\tcommitted\x18\x02 \x01(\v2\x1a.kmx.sessions.v1.CommittedH\x00R\tcommitted\x12=\n" +
@@ -1870,13 +2095,15 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\tCommitted\";\n" +
 	"\vChatMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"\xee\x01\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\xc9\x01\n" +
 	"\x10RecordedExchange\x12!\n" +
 	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\x12'\n" +
-	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\x12.\n" +
-	"\x13second_request_json\x18\x03 \x01(\fR\x11secondRequestJson\x124\n" +
-	"\x16second_completion_json\x18\x04 \x01(\fR\x14secondCompletionJson\x12(\n" +
-	"\x10tool_result_json\x18\x05 \x03(\fR\x0etoolResultJson\"\xde\x03\n" +
+	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\x12(\n" +
+	"\x10tool_result_json\x18\x05 \x03(\fR\x0etoolResultJson\x123\n" +
+	"\x05sends\x18\x06 \x03(\v2\x1d.kmx.sessions.v1.RecordedSendR\x05sendsJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"Z\n" +
+	"\fRecordedSend\x12!\n" +
+	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\x12'\n" +
+	"\x0fcompletion_json\x18\x02 \x01(\fR\x0ecompletionJson\"\x9b\x04\n" +
 	"\x12HarnessTurnRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -1892,15 +2119,19 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	" \x03(\v2\x19.kmx.sessions.v1.ToolSpecR\x05tools\x12\x1f\n" +
 	"\vthen_replay\x18\v \x01(\bR\n" +
 	"thenReplay\x12,\n" +
-	"\x12deadline_unix_nano\x18\f \x01(\x03R\x10deadlineUnixNano\"\xf8\x02\n" +
+	"\x12deadline_unix_nano\x18\f \x01(\x03R\x10deadlineUnixNano\x12;\n" +
+	"\tworkspace\x18\r \x01(\v2\x1d.kmx.sessions.v1.WorkspaceRefR\tworkspace\"\xcf\x03\n" +
 	"\fHarnessEvent\x12I\n" +
 	"\rmodel_request\x18\x01 \x01(\v2\".kmx.sessions.v1.ModelRequestEventH\x00R\fmodelRequest\x12R\n" +
 	"\x10model_completion\x18\x02 \x01(\v2%.kmx.sessions.v1.ModelCompletionEventH\x00R\x0fmodelCompletion\x12<\n" +
 	"\bterminal\x18\x03 \x01(\v2\x1e.kmx.sessions.v1.TerminalEventH\x00R\bterminal\x12=\n" +
 	"\ttool_call\x18\x04 \x01(\v2\x1e.kmx.sessions.v1.ToolCallEventH\x00R\btoolCall\x12C\n" +
 	"\vtool_result\x18\x05 \x01(\v2 .kmx.sessions.v1.ToolResultEventH\x00R\n" +
-	"toolResultB\a\n" +
-	"\x05event\",\n" +
+	"toolResult\x12U\n" +
+	"\x11workspace_outcome\x18\x06 \x01(\v2&.kmx.sessions.v1.WorkspaceOutcomeEventH\x00R\x10workspaceOutcomeB\a\n" +
+	"\x05event\":\n" +
+	"\x15WorkspaceOutcomeEvent\x12!\n" +
+	"\foutcome_json\x18\x01 \x01(\fR\voutcomeJson\",\n" +
 	"\rToolCallEvent\x12\x1b\n" +
 	"\tcall_json\x18\x01 \x01(\fR\bcallJson\"2\n" +
 	"\x0fToolResultEvent\x12\x1f\n" +
@@ -1943,74 +2174,81 @@ func file_kmx_sessions_v1_sessions_proto_rawDescGZIP() []byte {
 }
 
 var file_kmx_sessions_v1_sessions_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kmx_sessions_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_kmx_sessions_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_kmx_sessions_v1_sessions_proto_goTypes = []any{
 	(TurnState)(0),                // 0: kmx.sessions.v1.TurnState
 	(*ModelIdentity)(nil),         // 1: kmx.sessions.v1.ModelIdentity
 	(*ExecuteRequest)(nil),        // 2: kmx.sessions.v1.ExecuteRequest
 	(*ExecuteEvent)(nil),          // 3: kmx.sessions.v1.ExecuteEvent
 	(*CreateSessionRequest)(nil),  // 4: kmx.sessions.v1.CreateSessionRequest
-	(*ToolSpec)(nil),              // 5: kmx.sessions.v1.ToolSpec
-	(*SavedCall)(nil),             // 6: kmx.sessions.v1.SavedCall
-	(*ToolUse)(nil),               // 7: kmx.sessions.v1.ToolUse
-	(*CreateSessionResponse)(nil), // 8: kmx.sessions.v1.CreateSessionResponse
-	(*RunTurnRequest)(nil),        // 9: kmx.sessions.v1.RunTurnRequest
-	(*RunTurnResponse)(nil),       // 10: kmx.sessions.v1.RunTurnResponse
-	(*VerifyTurnRequest)(nil),     // 11: kmx.sessions.v1.VerifyTurnRequest
-	(*VerifyTurnResponse)(nil),    // 12: kmx.sessions.v1.VerifyTurnResponse
-	(*HarnessInput)(nil),          // 13: kmx.sessions.v1.HarnessInput
-	(*Committed)(nil),             // 14: kmx.sessions.v1.Committed
-	(*ChatMessage)(nil),           // 15: kmx.sessions.v1.ChatMessage
-	(*RecordedExchange)(nil),      // 16: kmx.sessions.v1.RecordedExchange
-	(*HarnessTurnRequest)(nil),    // 17: kmx.sessions.v1.HarnessTurnRequest
-	(*HarnessEvent)(nil),          // 18: kmx.sessions.v1.HarnessEvent
-	(*ToolCallEvent)(nil),         // 19: kmx.sessions.v1.ToolCallEvent
-	(*ToolResultEvent)(nil),       // 20: kmx.sessions.v1.ToolResultEvent
-	(*ModelRequestEvent)(nil),     // 21: kmx.sessions.v1.ModelRequestEvent
-	(*ModelCompletionEvent)(nil),  // 22: kmx.sessions.v1.ModelCompletionEvent
-	(*TerminalEvent)(nil),         // 23: kmx.sessions.v1.TerminalEvent
+	(*WorkspaceRef)(nil),          // 5: kmx.sessions.v1.WorkspaceRef
+	(*ToolSpec)(nil),              // 6: kmx.sessions.v1.ToolSpec
+	(*SavedCall)(nil),             // 7: kmx.sessions.v1.SavedCall
+	(*ToolUse)(nil),               // 8: kmx.sessions.v1.ToolUse
+	(*CreateSessionResponse)(nil), // 9: kmx.sessions.v1.CreateSessionResponse
+	(*RunTurnRequest)(nil),        // 10: kmx.sessions.v1.RunTurnRequest
+	(*RunTurnResponse)(nil),       // 11: kmx.sessions.v1.RunTurnResponse
+	(*VerifyTurnRequest)(nil),     // 12: kmx.sessions.v1.VerifyTurnRequest
+	(*VerifyTurnResponse)(nil),    // 13: kmx.sessions.v1.VerifyTurnResponse
+	(*HarnessInput)(nil),          // 14: kmx.sessions.v1.HarnessInput
+	(*Committed)(nil),             // 15: kmx.sessions.v1.Committed
+	(*ChatMessage)(nil),           // 16: kmx.sessions.v1.ChatMessage
+	(*RecordedExchange)(nil),      // 17: kmx.sessions.v1.RecordedExchange
+	(*RecordedSend)(nil),          // 18: kmx.sessions.v1.RecordedSend
+	(*HarnessTurnRequest)(nil),    // 19: kmx.sessions.v1.HarnessTurnRequest
+	(*HarnessEvent)(nil),          // 20: kmx.sessions.v1.HarnessEvent
+	(*WorkspaceOutcomeEvent)(nil), // 21: kmx.sessions.v1.WorkspaceOutcomeEvent
+	(*ToolCallEvent)(nil),         // 22: kmx.sessions.v1.ToolCallEvent
+	(*ToolResultEvent)(nil),       // 23: kmx.sessions.v1.ToolResultEvent
+	(*ModelRequestEvent)(nil),     // 24: kmx.sessions.v1.ModelRequestEvent
+	(*ModelCompletionEvent)(nil),  // 25: kmx.sessions.v1.ModelCompletionEvent
+	(*TerminalEvent)(nil),         // 26: kmx.sessions.v1.TerminalEvent
 }
 var file_kmx_sessions_v1_sessions_proto_depIdxs = []int32{
 	4,  // 0: kmx.sessions.v1.ExecuteRequest.session:type_name -> kmx.sessions.v1.CreateSessionRequest
-	8,  // 1: kmx.sessions.v1.ExecuteEvent.placed:type_name -> kmx.sessions.v1.CreateSessionResponse
-	10, // 2: kmx.sessions.v1.ExecuteEvent.turn:type_name -> kmx.sessions.v1.RunTurnResponse
-	12, // 3: kmx.sessions.v1.ExecuteEvent.verified:type_name -> kmx.sessions.v1.VerifyTurnResponse
+	9,  // 1: kmx.sessions.v1.ExecuteEvent.placed:type_name -> kmx.sessions.v1.CreateSessionResponse
+	11, // 2: kmx.sessions.v1.ExecuteEvent.turn:type_name -> kmx.sessions.v1.RunTurnResponse
+	13, // 3: kmx.sessions.v1.ExecuteEvent.verified:type_name -> kmx.sessions.v1.VerifyTurnResponse
 	1,  // 4: kmx.sessions.v1.CreateSessionRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	5,  // 5: kmx.sessions.v1.CreateSessionRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
-	6,  // 6: kmx.sessions.v1.ToolSpec.recorded:type_name -> kmx.sessions.v1.SavedCall
-	15, // 7: kmx.sessions.v1.RunTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	0,  // 8: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
-	7,  // 9: kmx.sessions.v1.RunTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
-	15, // 10: kmx.sessions.v1.VerifyTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	7,  // 11: kmx.sessions.v1.VerifyTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
-	17, // 12: kmx.sessions.v1.HarnessInput.start:type_name -> kmx.sessions.v1.HarnessTurnRequest
-	14, // 13: kmx.sessions.v1.HarnessInput.committed:type_name -> kmx.sessions.v1.Committed
-	17, // 14: kmx.sessions.v1.HarnessInput.replay:type_name -> kmx.sessions.v1.HarnessTurnRequest
-	1,  // 15: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	16, // 16: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
-	15, // 17: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	5,  // 18: kmx.sessions.v1.HarnessTurnRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
-	21, // 19: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
-	22, // 20: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
-	23, // 21: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
-	19, // 22: kmx.sessions.v1.HarnessEvent.tool_call:type_name -> kmx.sessions.v1.ToolCallEvent
-	20, // 23: kmx.sessions.v1.HarnessEvent.tool_result:type_name -> kmx.sessions.v1.ToolResultEvent
-	0,  // 24: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
-	4,  // 25: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
-	9,  // 26: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
-	11, // 27: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
-	2,  // 28: kmx.sessions.v1.Sessions.Execute:input_type -> kmx.sessions.v1.ExecuteRequest
-	13, // 29: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessInput
-	8,  // 30: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
-	10, // 31: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
-	12, // 32: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
-	3,  // 33: kmx.sessions.v1.Sessions.Execute:output_type -> kmx.sessions.v1.ExecuteEvent
-	18, // 34: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
-	30, // [30:35] is the sub-list for method output_type
-	25, // [25:30] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	6,  // 5: kmx.sessions.v1.CreateSessionRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
+	5,  // 6: kmx.sessions.v1.CreateSessionRequest.workspace:type_name -> kmx.sessions.v1.WorkspaceRef
+	7,  // 7: kmx.sessions.v1.ToolSpec.recorded:type_name -> kmx.sessions.v1.SavedCall
+	16, // 8: kmx.sessions.v1.RunTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	0,  // 9: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
+	8,  // 10: kmx.sessions.v1.RunTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
+	16, // 11: kmx.sessions.v1.VerifyTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	8,  // 12: kmx.sessions.v1.VerifyTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
+	19, // 13: kmx.sessions.v1.HarnessInput.start:type_name -> kmx.sessions.v1.HarnessTurnRequest
+	15, // 14: kmx.sessions.v1.HarnessInput.committed:type_name -> kmx.sessions.v1.Committed
+	19, // 15: kmx.sessions.v1.HarnessInput.replay:type_name -> kmx.sessions.v1.HarnessTurnRequest
+	18, // 16: kmx.sessions.v1.RecordedExchange.sends:type_name -> kmx.sessions.v1.RecordedSend
+	1,  // 17: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
+	17, // 18: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
+	16, // 19: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	6,  // 20: kmx.sessions.v1.HarnessTurnRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
+	5,  // 21: kmx.sessions.v1.HarnessTurnRequest.workspace:type_name -> kmx.sessions.v1.WorkspaceRef
+	24, // 22: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
+	25, // 23: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
+	26, // 24: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
+	22, // 25: kmx.sessions.v1.HarnessEvent.tool_call:type_name -> kmx.sessions.v1.ToolCallEvent
+	23, // 26: kmx.sessions.v1.HarnessEvent.tool_result:type_name -> kmx.sessions.v1.ToolResultEvent
+	21, // 27: kmx.sessions.v1.HarnessEvent.workspace_outcome:type_name -> kmx.sessions.v1.WorkspaceOutcomeEvent
+	0,  // 28: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
+	4,  // 29: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
+	10, // 30: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
+	12, // 31: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
+	2,  // 32: kmx.sessions.v1.Sessions.Execute:input_type -> kmx.sessions.v1.ExecuteRequest
+	14, // 33: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessInput
+	9,  // 34: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
+	11, // 35: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
+	13, // 36: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
+	3,  // 37: kmx.sessions.v1.Sessions.Execute:output_type -> kmx.sessions.v1.ExecuteEvent
+	20, // 38: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
+	34, // [34:39] is the sub-list for method output_type
+	29, // [29:34] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_kmx_sessions_v1_sessions_proto_init() }
@@ -2023,17 +2261,18 @@ func file_kmx_sessions_v1_sessions_proto_init() {
 		(*ExecuteEvent_Turn)(nil),
 		(*ExecuteEvent_Verified)(nil),
 	}
-	file_kmx_sessions_v1_sessions_proto_msgTypes[12].OneofWrappers = []any{
+	file_kmx_sessions_v1_sessions_proto_msgTypes[13].OneofWrappers = []any{
 		(*HarnessInput_Start)(nil),
 		(*HarnessInput_Committed)(nil),
 		(*HarnessInput_Replay)(nil),
 	}
-	file_kmx_sessions_v1_sessions_proto_msgTypes[17].OneofWrappers = []any{
+	file_kmx_sessions_v1_sessions_proto_msgTypes[19].OneofWrappers = []any{
 		(*HarnessEvent_ModelRequest)(nil),
 		(*HarnessEvent_ModelCompletion)(nil),
 		(*HarnessEvent_Terminal)(nil),
 		(*HarnessEvent_ToolCall)(nil),
 		(*HarnessEvent_ToolResult)(nil),
+		(*HarnessEvent_WorkspaceOutcome)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2041,7 +2280,7 @@ func file_kmx_sessions_v1_sessions_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kmx_sessions_v1_sessions_proto_rawDesc), len(file_kmx_sessions_v1_sessions_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -34,7 +34,7 @@ func (w *Workspace) createFile(arguments string) (string, error) {
 		if r.info.IsDir() {
 			return "", toolErr("%s is a folder, not a regular file", r.rel)
 		}
-		return "", toolErr("%s already exists: use replace_string_in_file to edit it", r.rel)
+		return "", toolErr("%s already exists: use edit_editFiles to edit it", r.rel)
 	}
 	if err := w.mkdirs(path.Dir(r.rel)); err != nil {
 		return "", err
@@ -240,7 +240,7 @@ func (w *Workspace) insertEdit(arguments string) (string, error) {
 		return "", err
 	}
 	if strings.Contains(code, existingMarker) {
-		return "", toolErr("kmx's test workspace does not expand %q markers: give the whole new content of the file, or use replace_string_in_file", existingMarker)
+		return "", toolErr("kmx's test workspace does not expand %q markers: give the whole new content of the file, or use edit_editFiles", existingMarker)
 	}
 	r, _, err := w.editTarget(p)
 	if err != nil {

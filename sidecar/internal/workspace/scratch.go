@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 	"github.com/kmxdev/kmx/sidecar/internal/workspacepath"
@@ -285,4 +286,40 @@ func (w *Workspace) resolve(p string, missingOK bool) (resolved, error) {
 		}
 	}
 	return resolved{rel: rel}, nil
+}
+
+// Registry holds the scratch copies of one run's examples by key, for the
+// harness that answers their tools (harness.Workspaces). A key is the
+// copy's random folder name, never a path a caller could choose. It is
+// safe for concurrent use.
+type Registry struct {
+	mu sync.Mutex
+	m  map[string]*Workspace
+}
+
+// Add registers w and returns its key.
+func (r *Registry) Add(w *Workspace) string {
+	key := filepath.Base(w.dir)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]*Workspace{}
+	}
+	r.m[key] = w
+	return key
+}
+
+// Drop forgets the copy under key.
+func (r *Registry) Drop(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, key)
+}
+
+// Workspace returns the copy registered under key.
+func (r *Registry) Workspace(key string) (*Workspace, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.m[key]
+	return w, ok && key != ""
 }

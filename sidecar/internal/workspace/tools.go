@@ -13,60 +13,51 @@ import (
 	"unicode/utf8"
 )
 
-// The tools a Workspace answers, by the function names Copilot Chat gives
-// them. ForTool maps the full reference names of VS Code's table
-// (package vscodetools: read/readFile, search/codebase, edit/editFiles,
-// ...) onto them, and each accepts the argument names of that table's
-// schema.
+// The tools a Workspace answers, by the full reference names of VS Code's
+// table (package vscodetools, the one source of tool names): the model
+// calls each by the table's function name (read_readFile for
+// read/readFile), the harness finds the offered tool by that function name,
+// and the tool's name is what Call takes. Each accepts the argument names
+// of the table's schema. edit/editFiles is the one-occurrence replacement
+// (VS Code's replace_string_in_file, the schema the table gives it).
 const (
-	ReadFile        = "read_file"
-	ListDir         = "list_dir"
-	FileSearch      = "file_search"
-	GrepSearch      = "grep_search"
-	SemanticSearch  = "semantic_search"
-	ListCodeUsages  = "list_code_usages"
-	CreateFile      = "create_file"
-	CreateDirectory = "create_directory"
-	ReplaceString   = "replace_string_in_file"
-	MultiReplace    = "multi_replace_string_in_file"
-	InsertEdit      = "insert_edit_into_file"
+	ReadFile        = "read/readFile"
+	ListDir         = "search/listDirectory"
+	FileSearch      = "search/fileSearch"
+	GrepSearch      = "search/textSearch"
+	SemanticSearch  = "search/codebase"
+	ListCodeUsages  = "search/usages"
+	CreateFile      = "edit/createFile"
+	CreateDirectory = "edit/createDirectory"
+	ReplaceString   = "edit/editFiles"
 )
 
-// ReadTools and EditTools list the functions; an edit changes the copy.
+// MultiReplace and InsertEdit are two edits VS Code's edit/editFiles can
+// also turn on (copilot_multiReplaceString, copilot_insertEdit). The table
+// offers edit/editFiles with the one-replacement schema only, so no route
+// offers these two to a model yet; Call answers them under these names for
+// kmx's own use and tests.
+const (
+	MultiReplace = "edit/editFiles#multiReplace"
+	InsertEdit   = "edit/editFiles#insertEdit"
+)
+
+// ReadTools and EditTools list the tools a workspace answers for a model
+// (the table's names); an edit changes the copy.
 var (
 	ReadTools = []string{ReadFile, ListDir, FileSearch, GrepSearch, SemanticSearch, ListCodeUsages}
-	EditTools = []string{CreateFile, CreateDirectory, ReplaceString, MultiReplace, InsertEdit}
+	EditTools = []string{CreateFile, CreateDirectory, ReplaceString}
 )
 
-// byReference maps vscodetools' full reference names onto the functions.
-var byReference = map[string]string{
-	"read/readFile":        ReadFile,
-	"search/listDirectory": ListDir,
-	"search/fileSearch":    FileSearch,
-	"search/textSearch":    GrepSearch,
-	"search/codebase":      SemanticSearch,
-	"search/usages":        ListCodeUsages,
-	"edit/createFile":      CreateFile,
-	"edit/createDirectory": CreateDirectory,
-	// VS Code's edit/editFiles turns on its editing tools; its table
-	// schema is the one-occurrence replacement.
-	"edit/editFiles": ReplaceString,
+// Answers reports whether a Workspace answers the VS Code tool with the
+// full reference name ref (vscodetools' canonical name). Terminal, task,
+// test, notebook, web and extension tools are never answered here.
+func Answers(ref string) bool { return isOneOf(ref, ReadTools) || isOneOf(ref, EditTools) }
+
+// IsEdit reports whether the tool changes the workspace.
+func IsEdit(ref string) bool {
+	return isOneOf(ref, EditTools) || ref == MultiReplace || ref == InsertEdit
 }
-
-// ForTool returns the function that answers the VS Code tool with the full
-// reference name ref (vscodetools' canonical name), and whether a
-// workspace answers it. Terminal, task, test, notebook, web and extension
-// tools are never answered here.
-func ForTool(ref string) (string, bool) {
-	fn, ok := byReference[ref]
-	return fn, ok
-}
-
-// Answers reports whether a Workspace answers the function name.
-func Answers(name string) bool { return isOneOf(name, ReadTools) || isOneOf(name, EditTools) }
-
-// IsEdit reports whether the function name changes the workspace.
-func IsEdit(name string) bool { return isOneOf(name, EditTools) }
 
 func isOneOf(s string, list []string) bool {
 	for _, x := range list {
@@ -146,7 +137,7 @@ func (w *Workspace) readText(r resolved) (string, error) {
 		return "", toolErr("%s does not exist in the workspace", r.rel)
 	}
 	if r.info.IsDir() {
-		return "", toolErr("%s is a folder, not a file: use list_dir", r.rel)
+		return "", toolErr("%s is a folder, not a file: use search_listDirectory", r.rel)
 	}
 	data, err := readRegular(w.root, r.rel, MaxBytes)
 	if err != nil {
@@ -239,7 +230,7 @@ func (w *Workspace) listDir(arguments string) (string, error) {
 	case r.info == nil:
 		return "", toolErr("%s does not exist in the workspace", r.rel)
 	case !r.info.IsDir():
-		return "", toolErr("%s is a file, not a folder: use read_file", r.rel)
+		return "", toolErr("%s is a file, not a folder: use read_readFile", r.rel)
 	}
 	entries, err := fs.ReadDir(w.root.FS(), r.rel)
 	if err != nil {
@@ -361,7 +352,7 @@ func (w *Workspace) grepSearch(ctx context.Context, arguments string) (string, e
 		return "", err
 	}
 	if q == "" {
-		return "", toolErr("grep_search needs a non-empty query")
+		return "", toolErr("search_textSearch needs a non-empty query")
 	}
 	isRe, err := a.boolean("isRegexp", false)
 	if err != nil {
