@@ -16,6 +16,11 @@ step kmx test testdata/demo/release-notes.agent.md
 code=$?
 [ "$code" = 0 ] || { echo "demo: release-notes should pass (exit 0), got exit $code"; exit 1; }
 
+step kmx test testdata/demo/fix-add.agent.md
+"$kmx" test testdata/demo/fix-add.agent.md
+code=$?
+[ "$code" = 0 ] || { echo "demo: fix-add should edit its scratch copy of fixtures/calc and pass (exit 0), got exit $code"; exit 1; }
+
 step kmx test testdata/demo/support-triage.agent.md
 "$kmx" test testdata/demo/support-triage.agent.md
 code=$?
@@ -24,6 +29,6 @@ code=$?
 step kmx test explain --file testdata/demo/support-triage.agent.md
 "$kmx" test explain --file testdata/demo/support-triage.agent.md || { echo "demo: explain should show the retained failure"; exit 1; }
 
-printf '\nThe demo passed: one file passes, one example fails on purpose (exit 1).\n'
+printf '\nThe demo passed: two files pass (fix-add edits a scratch copy of its fixture workspace), one example fails on purpose (exit 1).\n'
 printf 'Journals are kept under $KMX_HOME (or your config folder)/local-preview/journals:\n'
 printf 'kmx journal list, kmx journal inspect RUN (a replay with zero model calls), kmx journal clear.\n'

@@ -303,6 +303,8 @@ export interface ExampleResult {
   toolSources?: ToolSource[];
   trials?: TrialCounts;
   trialResults?: TrialResult[];
+  workspace?: WorkspaceSummary;
+  keptWorkspace?: string;
 }
 
 /** Go: judge.AssertionResult */
@@ -348,6 +350,26 @@ export interface TrialResult {
   verified: boolean;
   durationMs: number;
   assertions?: AssertionResult[];
+}
+
+/** Go: runner.WorkspaceSummary */
+export interface WorkspaceSummary {
+  fixture: string;
+  changed: ChangedFile[] | null;
+  counts: WorkspaceCounts;
+}
+
+/** Go: runner.ChangedFile */
+export interface ChangedFile {
+  path: string;
+  kind: string;
+}
+
+/** Go: runner.WorkspaceCounts */
+export interface WorkspaceCounts {
+  added: number;
+  modified: number;
+  deleted: number;
 }
 
 /** Go: runner.RetentionReport */

@@ -56,6 +56,10 @@ const AdHocID = "(input)"
 // StateDir is usable. The runner's options add how the examples run; a
 // conversation's are these alone.
 type Options struct {
+	// Regrade: the run re-grades a journaled run (kmx test --from), so no
+	// fixture workspace is read: file assertions are judged from the
+	// source's journaled workspace outcome.
+	Regrade bool
 	// StateDir is the kmx state root; journals live under
 	// StateDir/local-preview/journals. Empty resolves it from the
 	// environment (KMX_HOME, else the OS config folder).
@@ -137,6 +141,8 @@ type Plan struct {
 	Routes *Routes
 	// tools is kmx.yaml's frozen settings and each example's tool set.
 	tools planTools
+	// workspaces is each selected example's fixture workspace, if any.
+	workspaces planWorkspaces
 	// subject is the file subject for retained failures, frozen before any
 	// model send so a later path replacement cannot rebind the record.
 	subject    string
@@ -231,19 +237,12 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 			return plan, refuseAt(ex.Range, "give the example one `input:` until this kmx runs `turns:`",
 				"example %q has turns: this kmx reads multi-turn examples but does not run them yet", ex.ID)
 		}
-		if ws := plan.Agent.WorkspaceOf(ex); ws != "" {
-			// Parsed, not run yet (issue 27): running the example without
-			// its workspace would test something else, so it is refused.
-			at := ex.WorkspaceRange
-			if ex.Workspace == "" {
-				at = plan.Agent.WorkspaceRange
-			}
-			return plan, refuseAt(at, "remove `workspace:` (and the file assertions) to run the example without a fixture",
-				"example %q names the workspace %q, and this build does not run fixture workspaces yet", ex.ID, ws)
-		}
 		for _, a := range ex.Assertions {
 			switch a.Type {
 			case agentfile.Contains, agentfile.NotContains, agentfile.Regex, agentfile.LLMJudge:
+			case agentfile.FileContains, agentfile.FileNotContains, agentfile.FileMatches, agentfile.FileUnchanged, agentfile.FilesChanged:
+				// Judged from the turn's workspace outcome; the parser
+				// refused one on an example without a workspace (KMX3007).
 			case agentfile.ToolCalled, agentfile.ToolNotCalled:
 				if len(plan.Agent.Tools) == 0 {
 					return plan, refuseAt(a.Range, fmt.Sprintf("declare %q in the agent file's tools, or remove the assertion", a.Value),
@@ -259,6 +258,9 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 			"concurrency %d is outside 1 to %d", opts.Concurrency, MaxConcurrency)
 	}
 	if err := prepareTools(opts, req, plan); err != nil {
+		return plan, err
+	}
+	if err := prepareWorkspaces(opts, req, plan); err != nil {
 		return plan, err
 	}
 	rt, err := resolveRoutes(ctx, opts, plan)

@@ -37,9 +37,10 @@ func TestPreflightShowsRefusalsWhereTheyArise(t *testing.T) {
 		{"a Disabled tool the fake would call is answered offline", "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n" + examples + "    - toolCalled: ping\n```\n", Options{}, -1, "", "tools:\n  ping: Disabled\n", ""},
 		{"an invalid kmx.yaml", "---\nmodel: fake\ntools: [ping]\n---\nCall the tool `ping`\n" + examples + "    - toolCalled: ping\n```\n", Options{}, 2, "kmx.yaml cannot be used", "tools:\n  ping: Ask\n", CodeSettings},
 		{"tools on an endpoint run there", "---\nmodel: llama3\ntools: [ping]\n---\nSay ok.\n" + examples + "    - contains: ok\n```\n", Options{Endpoint: "http://127.0.0.1:11434/v1"}, -1, "", "", ""},
-		{"a workspace is parsed but not run yet", "---\nmodel: fake\n---\nSay ok.\n" + examples + "    - fileUnchanged: a.go\n  workspace: fx\n```\n", Options{}, 12, "does not run fixture workspaces yet", "", ""},
-		{"a file-wide workspace too", "---\nmodel: fake\n---\nSay ok.\n\n## Examples\n\n```yaml\n- workspace: fx\n- id: one\n  input: hi\n```\n", Options{}, 8, "does not run fixture workspaces yet", "", ""},
-		{"the fake would edit a workspace", "---\nmodel: fake\n---\nReplace `a` with `b` in `x.go`\n" + examples + "    - contains: ok\n```\n", Options{}, 3, "does not run fixture workspaces yet", "", ""},
+		{"a workspace on a file that declares no tools", "---\nmodel: fake\n---\nSay ok.\n" + examples + "    - fileUnchanged: a.go\n  workspace: fx\n```\n", Options{}, 12, "declares no tools: nothing could read or edit it", "", ""},
+		{"a workspace that is not there", "---\nmodel: fake\ntools: [read]\n---\nSay ok.\n" + examples + "    - fileUnchanged: a.go\n  workspace: fx\n```\n", Options{}, 13, "fx", "", ""},
+		{"a file-wide workspace too", "---\nmodel: fake\n---\nSay ok.\n\n## Examples\n\n```yaml\n- workspace: fx\n- id: one\n  input: hi\n```\n", Options{}, 8, "declares no tools", "", ""},
+		{"the fake would edit a workspace", "---\nmodel: fake\n---\nReplace `a` with `b` in `x.go`\n" + examples + "    - contains: ok\n```\n", Options{}, 3, `but example "one" has none`, "", ""},
 		{"an invalid file has its parse diagnostics instead", "---\nmodel: llama3\n---\nSay ok.\n" + examples + "    - containz: ok\n```\n", Options{}, -1, "", "", ""},
 	}
 	for _, tc := range cases {

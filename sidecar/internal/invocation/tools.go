@@ -203,10 +203,12 @@ func checkToolRoute(plan *Plan, rt *Routes, src []byte) error {
 		}
 		var we *route.WorkspaceEditError
 		if errors.As(err, &we) && rt.Agent.Route == route.Fake {
-			// Its three sends need the workspace harness (issue 27), which
-			// is not wired into runs yet.
-			return refuseNear(&plan.Agent.InstructionsRange, "remove the Replace directive: the fake model edits a workspace only on the workspace harness, which this build does not run yet",
-				"the instructions ask the fake model to edit %q in a workspace, and this build does not run fixture workspaces yet", we.Path)
+			// Its three sends need the workspace harness: every example
+			// the run sends must have a workspace.
+			if id := withoutWorkspace(plan); id != "" {
+				return refuseNear(&plan.Agent.InstructionsRange, "give every example `workspace: DIR` (or the file a first item `- workspace: DIR`), or remove the Replace directive",
+					"the instructions ask the fake model to edit %q in a workspace, but %s has none", we.Path, id)
+			}
 		}
 	}
 	if len(names) == 0 {
@@ -305,7 +307,21 @@ func (p *Plan) ToolSettings() []ToolSetting {
 // .Revision): a result whose digest differs from today's kmx.yaml is out of
 // date even when the agent file is unchanged.
 func (p *Plan) SettingsRevision() string {
-	return p.tools.settings.Revision()
+	return p.workspacesRevision(p.tools.settings.Revision())
+}
+
+// withoutWorkspace names the first input the run sends that has no
+// workspace (an example, or the ad-hoc input), or "".
+func withoutWorkspace(p *Plan) string {
+	if p.AdHoc != nil {
+		return "the ad-hoc input"
+	}
+	for _, ex := range p.Selected {
+		if p.WorkspaceDir(ex.ID) == "" {
+			return fmt.Sprintf("example %q", ex.ID)
+		}
+	}
+	return ""
 }
 
 // Tools is example id's frozen tool set (AdHocID for the ad-hoc input);

@@ -95,13 +95,18 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 				break
 			}
 		}
+		ws := plan.WorkspaceDir(ex.ID)
 		switch {
-		case len(plan.Tools(ex.ID)) > 0:
+		case len(plan.Tools(ex.ID)) > 0 && ws == "":
 			// A tool turn's calls are not re-judged from the journal yet:
 			// refuse rather than judge tool assertions without the calls.
 			rg.Refused[ex.ID] = "not re-graded: the example declares tools, and tool turns are not re-graded from a journal yet; run kmx test to test it"
 		case cand == nil:
 			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s has no verified answer for this example; run kmx test to test it", from)
+		case ws != "" && (cand.Placed.Workspace == nil || cand.Placed.Workspace.Fixture != ws):
+			// A workspace turn is re-graded from its journaled outcome
+			// (the calls and what they changed), with no fixture read.
+			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s did not run this example in the workspace %s; run kmx test to test it", from, ws)
 		case cand.Started.Instructions != plan.Agent.Instructions:
 			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: the instructions changed since run %s; run kmx test to test the current text", from)
 		case cand.Started.Input != ex.Input:

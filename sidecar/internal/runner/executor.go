@@ -21,6 +21,9 @@ type Turn struct {
 	Model        route.Identity
 	// Tools is the example's frozen tool set; empty runs on "chat".
 	Tools []localtools.Tool
+	// Workspace is the example's scratch copy of its fixture workspace
+	// (kmx-workspace-tools-v1), or nil.
+	Workspace *sessionspb.WorkspaceRef
 }
 
 // Outcome is what an Executor reports for a Turn. Only an outcome with
@@ -42,6 +45,9 @@ type Outcome struct {
 	ToolUses []ToolUse
 	// SessionID is the journal session of the turn, when it was placed.
 	SessionID string
+	// WorkspaceOutcome is a verified workspace turn's journaled
+	// workspace.outcome payload, what its file assertions are judged from.
+	WorkspaceOutcome []byte
 }
 
 // Executor sits between the example loop and execution. Any Executor gets
@@ -81,6 +87,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 			ExampleId: t.ExampleID,
 			Model:     &sessionspb.ModelIdentity{Route: t.Model.Route, Model: t.Model.Model},
 			Tools:     harness.ToolsToProto(t.Tools),
+			Workspace: t.Workspace,
 		},
 		Instructions: t.Instructions,
 		Input:        t.Input,
@@ -115,7 +122,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 			case v.GetAnswer() != out.Answer:
 				out.Problem = "not replay-verified: replay answer differs"
 			default:
-				out.Verified = true
+				out.Verified, out.WorkspaceOutcome = true, v.GetWorkspaceOutcomeJson()
 				for _, u := range v.GetToolUses() {
 					out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
 				}

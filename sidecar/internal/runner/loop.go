@@ -12,6 +12,8 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
+	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
+	"github.com/kmxdev/kmx/sidecar/internal/workspace"
 )
 
 // VerdictAnswered is the outcome of an ad-hoc Run input whose turn completed
@@ -31,6 +33,9 @@ type loop struct {
 	regrade *readback.Regrade
 	exec    Executor
 	rep     *Report
+	// scratch holds the examples' scratch copies of their fixture
+	// workspaces (nil: no selected example has one, or a re-grade).
+	scratch *scratchArea
 
 	// stop cancels every example in flight; it is called once the run
 	// aborts.
@@ -232,6 +237,25 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 	ectx, cancel := context.WithTimeout(actx, deadline)
 	defer cancel()
 
+	var wsRef *sessionspb.WorkspaceRef
+	if fx := l.plan.Workspace(ex.ID); fx != nil && l.scratch != nil && !adHoc {
+		w, ref, err := l.scratch.open(fx, invocation.AssertedPaths(ex))
+		if err != nil {
+			l.abort("an earlier example's workspace could not be copied", true)
+			res.Message = "execution failed: " + err.Error()
+			return res
+		}
+		wsRef = ref
+		// Removed (or kept) once the turn has ended, whatever ended it;
+		// its outcome is journaled by then.
+		defer func() {
+			kept, err := l.scratch.done(w, ref)
+			res.KeptWorkspace = kept
+			if err != nil && res.Verdict == VerdictPass {
+				res.Verdict, res.Message = VerdictUnknown, "the scratch workspace could not be removed: "+err.Error()
+			}
+		}()
+	}
 	out, err := l.exec.Execute(ectx, Turn{
 		Purpose:      invocation.PurposeAgent,
 		ExampleID:    ex.ID,
@@ -239,6 +263,7 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 		Input:        ex.Input,
 		Model:        l.plan.Routes.Agent,
 		Tools:        l.plan.Tools(ex.ID),
+		Workspace:    wsRef,
 	})
 	res.Journaled = out.Journaled
 	res.Verified = out.Journaled && out.Verified
@@ -305,9 +330,18 @@ func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResu
 		// Sized once: the results stay in the report until the run ends.
 		res.Assertions = make([]judge.AssertionResult, 0, len(ex.Assertions))
 	}
+	var outcome *workspace.Outcome
+	if len(out.WorkspaceOutcome) > 0 {
+		outcome = judge.DecodeOutcome(out.WorkspaceOutcome)
+		res.workspace = outcome
+		res.Workspace = workspaceSummary(l.plan.WorkspaceDir(ex.ID), outcome)
+	}
 	for _, a := range ex.Assertions {
 		var r judge.AssertionResult
-		if a.Type == agentfile.ToolCalled || a.Type == agentfile.ToolNotCalled {
+		if judge.IsFileAssertion(a.Type) {
+			// From the replay-verified turn's journaled outcome only.
+			r = judge.EvaluateFile(a, outcome)
+		} else if a.Type == agentfile.ToolCalled || a.Type == agentfile.ToolNotCalled {
 			// From the replay-verified trace only (prepare refused them
 			// on a file that declares no tools).
 			r = judge.EvaluateTool(a, judgeUses(out.ToolUses))

@@ -115,7 +115,15 @@ func (e *regradeExecutor) copyAndVerify(ctx context.Context, s *readback.SourceS
 	case v.GetAnswer() != s.Answer:
 		out.Problem = "not replay-verified: replay answer differs"
 	default:
-		out.Verified = true
+		out.Verified, out.WorkspaceOutcome = true, v.GetWorkspaceOutcomeJson()
+		if len(out.WorkspaceOutcome) > 0 {
+			// A workspace turn is re-graded whole: its tool assertions
+			// from the replay-verified calls, its file assertions from
+			// the journaled outcome.
+			for _, u := range v.GetToolUses() {
+				out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
+			}
+		}
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/workspace"
 )
 
 // Label is on every result kmx produces.
@@ -196,10 +197,63 @@ type ExampleResult struct {
 	Trials *TrialCounts `json:"trials,omitempty"`
 	// TrialResults are the trials in order.
 	TrialResults []TrialResult `json:"trialResults,omitempty"`
+	// Workspace is what the example's turn changed in its scratch copy of
+	// its fixture workspace: paths and counts only, never content.
+	Workspace *WorkspaceSummary `json:"workspace,omitempty"`
+	// KeptWorkspace is the scratch copy's folder, kept by --keep-workspace.
+	KeptWorkspace string `json:"keptWorkspace,omitempty"`
 	// sessionID is the agent turn's journal session (recorded in the
 	// run's result record, not reported).
 	sessionID string
+	// workspace is the verified turn's outcome, for the CLI's diff of a
+	// failing example (--show-content); never in the JSON report.
+	workspace *workspace.Outcome
 }
+
+// WorkspaceSummary is an example's fixture and what its turn changed:
+// paths and kinds, no content.
+type WorkspaceSummary struct {
+	Fixture string          `json:"fixture"`
+	Changed []ChangedFile   `json:"changed"`
+	Counts  WorkspaceCounts `json:"counts"`
+}
+
+// ChangedFile is one file the turn added, modified or deleted.
+type ChangedFile struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+}
+
+// WorkspaceCounts counts the changed files by kind.
+type WorkspaceCounts struct {
+	Added    int `json:"added"`
+	Modified int `json:"modified"`
+	Deleted  int `json:"deleted"`
+}
+
+// workspaceSummary is the report's view of an outcome.
+func workspaceSummary(fixture string, o *workspace.Outcome) *WorkspaceSummary {
+	if o == nil {
+		return nil
+	}
+	s := &WorkspaceSummary{Fixture: fixture, Changed: []ChangedFile{}}
+	for _, c := range o.Changes {
+		s.Changed = append(s.Changed, ChangedFile{Path: c.Path, Kind: c.Kind})
+		switch c.Kind {
+		case workspace.Added:
+			s.Counts.Added++
+		case workspace.Modified:
+			s.Counts.Modified++
+		case workspace.Deleted:
+			s.Counts.Deleted++
+		}
+	}
+	return s
+}
+
+// WorkspaceOutcome is the example's verified workspace outcome (nil when
+// it has none), for a front's diff of a failing example.
+func (r ExampleResult) WorkspaceOutcome() *workspace.Outcome { return r.workspace }
 
 // TrialResult is one trial of an example: what a plain Test reports for it.
 type TrialResult struct {

@@ -41,6 +41,11 @@ type Options struct {
 
 	// ShowContent includes answers in the report. Run sets it.
 	ShowContent bool
+	// KeepWorkspace keeps each example's scratch copy of its fixture
+	// workspace after the run (--keep-workspace); the report names it.
+	// Otherwise a copy is removed once its example's turn has ended,
+	// whatever the outcome.
+	KeepWorkspace bool
 	// OnExample, when set, receives each example's result in selection
 	// order, as soon as it and every example before it are decided (for
 	// streaming output).
@@ -92,6 +97,7 @@ func invoke(ctx context.Context, mode invocation.Mode, opts Options, req invocat
 	if err := checkTrials(opts, mode); err != nil {
 		return refusedReport(rep, err, start), err
 	}
+	opts.Options.Regrade = opts.FromRun != ""
 	plan, err := invocation.Prepare(ctx, opts.Options, req)
 	if plan != nil {
 		describe(rep, plan)
@@ -232,7 +238,14 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 	// and kmx journal list shows what is left.
 	_, _ = journal.Retain(dir, journal.KeepRuns)
 
-	exec, client, stop, err := newExecutor(ctx, opts, j, plan)
+	var scratch *scratchArea
+	if plan.HasWorkspaces() && opts.FromRun == "" {
+		if scratch, err = newScratchArea(root, opts.KeepWorkspace); err != nil {
+			_ = j.Finish(context.WithoutCancel(ctx), journal.StatusFailed)
+			return err
+		}
+	}
+	exec, client, stop, err := newExecutor(ctx, opts, j, plan, scratch)
 	if err != nil {
 		_ = j.Finish(context.WithoutCancel(ctx), journal.StatusFailed)
 		return err
@@ -249,7 +262,7 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 		rx = &regradeExecutor{rg: rg, plan: plan, j: j, client: client, next: counter}
 		top = rx
 	}
-	l := &loop{opts: opts, plan: plan, regrade: rg, exec: top, rep: rep}
+	l := &loop{opts: opts, plan: plan, regrade: rg, exec: top, rep: rep, scratch: scratch}
 	l.run(ctx)
 	stop()
 	// The examples are done: what they held in flight is garbage, and the
@@ -335,12 +348,16 @@ func journalDir(root string) (string, error) {
 // newExecutor starts the run's executor: the journaled Sessions executor,
 // with the Sessions client a re-grade verifies its copied turns through, or
 // the test's replacement (Options.NewExecutor), with no client.
-func newExecutor(ctx context.Context, opts Options, j *journal.Journal, plan *invocation.Plan) (Executor, sessionspb.SessionsClient, func(), error) {
+func newExecutor(ctx context.Context, opts Options, j *journal.Journal, plan *invocation.Plan, scratch *scratchArea) (Executor, sessionspb.SessionsClient, func(), error) {
 	if opts.NewExecutor != nil {
 		exec, stop, err := opts.NewExecutor(j, plan)
 		return exec, nil, stop, err
 	}
-	emb, err := sessions.Start(ctx, sessions.Options{Journal: j, Resolve: plan.Routes.Resolve, LiveTools: plan.LiveTools()})
+	so := sessions.Options{Journal: j, Resolve: plan.Routes.Resolve, LiveTools: plan.LiveTools()}
+	if scratch != nil {
+		so.Workspaces = &scratch.reg
+	}
+	emb, err := sessions.Start(ctx, so)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("start embedded sessions: %w", err)
 	}

@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/testutil"
+)
+
+// copyDemoWorkspace copies the fix-add demo (agent file and fixture) into a
+// temporary folder, with the agent's text changed by edit.
+func copyDemoWorkspace(t *testing.T, edit func(string) string) invocation.Request {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "..", "testdata", "demo")
+	err := filepath.WalkDir(filepath.Join(src, "fixtures", "calc"), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(demo(t, "fix-add.agent.md").Source)
+	if edit != nil {
+		body = edit(body)
+	}
+	path := filepath.Join(dir, "fix-add.agent.md")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return invocation.Request{Path: path, Source: []byte(body)}
+}
+
+// scratchLeft lists what is left in the run's scratch folder.
+func scratchLeft(t *testing.T, home string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(home, scratchFolder))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// The demo agent edits its fixture on the fake model: the read and the edit
+// answered in a scratch copy, every file assertion judged from the
+// journaled outcome, the copy removed when the run ends, the fixture never
+// written, the turn's outcome journaled, and a re-grade (--from) passing
+// again with zero model calls and the fixture gone.
+func TestDemoAgentEditsItsFixtureWorkspace(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	req := copyDemoWorkspace(t, nil)
+	before, _ := os.ReadFile(filepath.Join(filepath.Dir(req.Path), "fixtures", "calc", "calc", "add.go"))
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := rep.Examples[0]
+	if rep.Verdict != VerdictPass || !ex.Verified || len(ex.Assertions) != 6 {
+		t.Fatalf("verdict %s, example %+v", rep.Verdict, ex)
+	}
+	if ex.Workspace == nil || ex.Workspace.Fixture != "fixtures/calc" || len(ex.Workspace.Changed) != 1 ||
+		ex.Workspace.Changed[0].Path != "calc/add.go" || ex.Workspace.Counts.Modified != 1 {
+		t.Fatalf("workspace summary = %+v", ex.Workspace)
+	}
+	if left := scratchLeft(t, home); len(left) != 0 {
+		t.Fatalf("scratch copies left after the run: %v", left)
+	}
+	after, _ := os.ReadFile(filepath.Join(filepath.Dir(req.Path), "fixtures", "calc", "calc", "add.go"))
+	if string(before) != string(after) {
+		t.Fatal("the run wrote the user's fixture")
+	}
+	var kinds []journal.Kind
+	for _, recs := range readJournal(t, home, rep.RunID) {
+		for _, r := range recs {
+			kinds = append(kinds, r.Kind)
+		}
+	}
+	n := 0
+	for _, k := range kinds {
+		if k == journal.KindModelRequest {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d model sends journaled, want 3: %v", n, kinds)
+	}
+	if kinds[len(kinds)-2] != journal.KindWorkspaceOutcome {
+		t.Fatalf("the record before the terminal is %s, want the workspace outcome", kinds[len(kinds)-2])
+	}
+	if rep.Agent.SettingsRevision == "" {
+		t.Fatal("the fixture's hash is in no revision")
+	}
+
+	// Re-grade with the fixture gone: the outcome comes from the journal.
+	if err := os.RemoveAll(filepath.Join(filepath.Dir(req.Path), "fixtures")); err != nil {
+		t.Fatal(err)
+	}
+	rg, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}, FromRun: rep.RunID}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rg.Verdict != VerdictPass || rg.Regrade == nil || rg.Regrade.AgentCalls != 0 || rg.Regrade.Replayed != 1 {
+		t.Fatalf("re-grade: verdict %s, %+v, %+v", rg.Verdict, rg.Regrade, rg.Examples)
+	}
+}
+
+// A wrong edit fails the file assertions, each saying what it saw;
+// --keep-workspace keeps the copy and names it.
+func TestWrongEditFailsAndKeepWorkspaceKeepsTheCopy(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	req := copyDemoWorkspace(t, func(s string) string {
+		return strings.Replace(s, "with `return a + b`", "with `return a * b`", 1)
+	})
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}, KeepWorkspace: true}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := rep.Examples[0]
+	if ex.Verdict != VerdictFail || ex.Assertions[0].Outcome != judge.Fail || !strings.Contains(ex.Assertions[0].Message, "does not contain") {
+		t.Fatalf("example = %+v", ex)
+	}
+	if ex.KeptWorkspace == "" || len(scratchLeft(t, home)) != 1 {
+		t.Fatalf("kept %q, left %v", ex.KeptWorkspace, scratchLeft(t, home))
+	}
+	b, err := os.ReadFile(filepath.Join(ex.KeptWorkspace, "calc", "add.go"))
+	if err != nil || !strings.Contains(string(b), "return a * b") {
+		t.Fatalf("kept copy holds %q (%v)", b, err)
+	}
+	if fi, err := os.Stat(ex.KeptWorkspace); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("kept copy mode %v (%v)", fi.Mode(), err)
+	}
+	if o := ex.WorkspaceOutcome(); o == nil || len(o.Changes) != 1 {
+		t.Fatalf("outcome for the CLI's diff = %+v", o)
+	}
+}
+
+// A run cancelled while the example's turn is in flight leaves no pass,
+// and its scratch copy, which existed during the turn, is removed.
+func TestCancelledWorkspaceExampleLeavesNoPassAndNoCopy(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	ex := &scriptedExecutor{block: true, started: make(chan struct{})}
+	started := ex.started
+	ctx, cancel := context.WithCancel(context.Background())
+	during := make(chan []string, 1)
+	go func() { <-started; during <- scratchLeft(t, home); cancel() }()
+	rep, err := Test(ctx, Options{Options: invocation.Options{StateDir: home}, NewExecutor: withExecutor(ex)}, copyDemoWorkspace(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := <-during; len(got) != 1 {
+		t.Fatalf("scratch copies during the turn: %v", got)
+	}
+	if rep.Examples[0].Verdict == VerdictPass || rep.Verdict == VerdictPass {
+		t.Fatalf("a cancelled workspace example passed: %+v", rep.Examples[0])
+	}
+	if ws := ex.calls[0].Workspace; ws == nil || ws.GetKey() == "" || ws.GetFixture() != "fixtures/calc" || !strings.HasPrefix(ws.GetHash(), "sha256:") {
+		t.Fatalf("turn workspace = %v", ws)
+	}
+	if left := scratchLeft(t, home); len(left) != 0 {
+		t.Fatalf("scratch copies left after cancellation: %v", left)
+	}
+}
