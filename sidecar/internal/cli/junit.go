@@ -181,7 +181,7 @@ func junitSuiteOf(rep *runner.Report) junitSuite {
 		suite.Props = append(suite.Props, junitProp{"toolStubbedNext", s.Next})
 	}
 	for _, ex := range rep.Examples {
-		c := junitCase{Name: ex.ID, Classname: rep.Agent.ID, Time: seconds(ex.DurationMs), Props: junitToolProps(ex)}
+		c := junitCase{Name: ex.ID, Classname: rep.Agent.ID, Time: seconds(ex.DurationMs), Props: junitWorkspaceProps(junitToolProps(ex), ex)}
 		line := runner.DecidingLine(ex)
 		switch ex.Verdict {
 		case runner.VerdictPass, runner.VerdictAnswered:

@@ -11,7 +11,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
-const testUsage = "kmx test FILE|FOLDER... [--shard K/N] [--example ID]... [--model NAME]... [--baseline REV|none] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--trials N | --from RUN] [--json | --format text|json|markdown] [--junit PATH]"
+const testUsage = "kmx test FILE|FOLDER... [--shard K/N] [--example ID]... [--model NAME]... [--baseline REV|none] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--keep-workspace] [--show-content] [--trials N | --from RUN] [--json | --format text|json|markdown] [--junit PATH]"
 
 // TestFilesSchema versions the combined JSON of kmx test over several files.
 const TestFilesSchema = "kmx.test.files/v1"
@@ -32,6 +32,10 @@ type testFlags struct {
 	from     string
 	asJSON   bool
 	binding  *localtools.Binding
+	// showContent is --show-content: a failing example's workspace diff.
+	showContent bool
+	// keepWorkspace is --keep-workspace: keep each scratch copy.
+	keepWorkspace bool
 	// markdown is --format markdown: the pull-request summary, written
 	// once everything ran.
 	markdown bool
@@ -65,6 +69,8 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	fs.Var(&trials, "trials", fmt.Sprintf("run each example `N` times (1 to %d), each in a fresh Session; mixed outcomes are flaky", runner.MaxTrials))
 	fs.StringVar(&from, "from", "", "re-grade: evaluate the current assertions against the answers journaled by `RUN`, with zero agent model calls")
 	fs.Var(&tf.baseline, "baseline", "compare with the agent file's instructions at git revision `REV` (read with git, never checked out), or none for empty instructions")
+	fs.BoolVar(&tf.showContent, "show-content", false, "show a failing example's workspace changes as a diff (content is withheld by default)")
+	fs.BoolVar(&tf.keepWorkspace, "keep-workspace", false, "keep each example's scratch copy of its fixture workspace after the run, and name it")
 	fs.Var(&format, "format", "output `FORMAT`: text, json (as --json) or markdown (a pull-request summary: IDs and verdicts only)")
 	pos, err := parseInterspersed(fs, args, testUsage)
 	if err != nil {
@@ -183,6 +189,7 @@ func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte
 	opts.Trials, opts.FromRun = tf.trials, tf.from
 	opts.ToolBinding = tf.binding
 	opts.HoldRuns = tf.hold
+	opts.KeepWorkspace = tf.keepWorkspace
 	if !tf.asJSON {
 		header := onceHeader(env, "test", path)
 		opts.OnExample = func(ex runner.ExampleResult) {
@@ -195,6 +202,7 @@ func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte
 			if line := toolLine(ex); line != "" {
 				fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", "", "", line)
 			}
+			printWorkspace(env.Stdout, ex, tf.showContent)
 		}
 	}
 	rep, runErr := runner.Test(ctx, opts, invocation.Request{Path: path, Source: src, Examples: tf.examples})
