@@ -10,7 +10,7 @@ import (
 )
 
 // scratchFolder is where a run's scratch copies live, under the private
-// state root: never beside the agent file, so a copy can never be read as
+// state root (<state>/local-preview/workspaces): never beside the agent file, so a copy can never be read as
 // a fixture (a fixture is a clean relative folder beside the agent).
 const scratchFolder = "workspaces"
 
@@ -25,7 +25,7 @@ type scratchArea struct {
 
 // newScratchArea makes sure the private folder for scratch copies exists.
 func newScratchArea(root string, keep bool) (*scratchArea, error) {
-	parent, err := state.EnsurePrivateDir(root, scratchFolder)
+	parent, err := state.EnsurePrivateDir(root, "local-preview", scratchFolder)
 	if err != nil {
 		return nil, &invocation.Refusal{Msg: fmt.Sprintf("the scratch workspace folder cannot be used: %v", err), Next: "make the state folder private to you (chmod 700), or set KMX_HOME to a private folder"}
 	}

@@ -50,7 +50,7 @@ func copyDemoWorkspace(t *testing.T, edit func(string) string) invocation.Reques
 // scratchLeft lists what is left in the run's scratch folder.
 func scratchLeft(t *testing.T, home string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(home, scratchFolder))
+	ents, err := os.ReadDir(filepath.Join(home, "local-preview", scratchFolder))
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
