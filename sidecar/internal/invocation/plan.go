@@ -111,6 +111,10 @@ type Request struct {
 	// Read returns the text of the other file of a pair (an open editor
 	// buffer, or the file on disk); nil reads the disk.
 	Read func(path string) ([]byte, error)
+	// CheckWorkspace, when set, is a front's check of a fixture folder
+	// (its path beside Path) before it is read: MCP refuses one outside
+	// the roots. Its error's text is the refusal; nothing is created.
+	CheckWorkspace func(path string) error
 	// Examples selects example IDs; empty selects all.
 	Examples []string
 	// Input is ad-hoc input for Run. Alone it replaces the example

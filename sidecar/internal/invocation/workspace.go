@@ -45,6 +45,11 @@ func prepareWorkspaces(opts Options, req Request, plan *Plan) error {
 			return refuseAt(at, "declare the tools the agent works with (such as read/readFile and edit/editFiles, or the sets read, search and edit), or remove `workspace:`",
 				"example %q names the workspace %q, but the agent file declares no tools: nothing could read or edit it", ex.ID, dir)
 		}
+		if req.CheckWorkspace != nil {
+			if err := req.CheckWorkspace(filepath.Join(filepath.Dir(req.Path), filepath.FromSlash(dir))); err != nil {
+				return refuseAt(at, "keep the fixture beside the agent file inside the folders this caller may read (for kmx mcp: its roots, or start it with --root FOLDER for the folder that holds both)", "example %q: %s", ex.ID, err.Error())
+			}
+		}
 		if _, ok := plan.workspaces.fixtures[dir]; !ok && !opts.Regrade {
 			f, err := workspace.Load(filepath.Dir(req.Path), dir)
 			if err != nil {

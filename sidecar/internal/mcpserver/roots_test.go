@@ -190,3 +190,38 @@ func TestEitherFileOfAPairStaysInsideTheRoots(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspaceOutsideTheRootsIsRefused: a real MCP client's Test of an
+// agent file with a fixture workspace runs it when the fixture is inside
+// the roots; an agent file named through a link outside the roots, whose
+// fixture would be read beside the link, is refused before anything is
+// read or journaled, and the outside fixture's content never reaches the
+// result.
+func TestWorkspaceOutsideTheRootsIsRefused(t *testing.T) {
+	base := t.TempDir()
+	inside, outside := filepath.Join(base, "in"), filepath.Join(base, "out")
+	const agent = "---\nmodel: fake\ntools: ['read/readFile', 'edit/editFiles']\n---\nReplace `a - b` with `a + b` in `add.go`\n\n## Examples\n\n```yaml\n- id: fix\n  workspace: fx\n  input: fix it\n  assert:\n    - fileContains: {path: add.go, text: \"a + b\"}\n```\n"
+	ok := writeFile(t, filepath.Join(inside, "fix.agent.md"), agent)
+	writeFile(t, filepath.Join(inside, "fx", "add.go"), "return a - b\n")
+	writeFile(t, filepath.Join(outside, "fx", "add.go"), "secret a - b\n")
+	link := filepath.Join(outside, "fix.agent.md")
+	if err := os.Symlink(ok, link); err != nil {
+		t.Fatal(err)
+	}
+	home := testutil.PrivateDir(t)
+	cs := connect(t, mcpserver.Config{Version: "test", Getenv: envWith(map[string]string{"KMX_HOME": home}), Roots: resolved(t, inside), ExplicitRoots: true})
+	if res := call(t, cs, "Test", map[string]any{"file": ok}); res.IsError || !strings.Contains(text(res), "verdict pass") {
+		t.Fatalf("a workspace inside the root: %s", text(res))
+	}
+	res := call(t, cs, "Test", map[string]any{"file": link})
+	got := text(res)
+	// Refused by the pair's check of the folder beside the link, or by the
+	// workspace's own roots check (invocation.Request.CheckWorkspace,
+	// tested in package invocation), whichever comes first.
+	if !res.IsError || !strings.Contains(got, "roots") || !strings.Contains(got, "next: ") || strings.Contains(got, "secret") {
+		t.Fatalf("a workspace outside the roots: isError %v\n%s", res.IsError, got)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(home, "local-preview", "journals")); len(entries) > 2 {
+		t.Errorf("the refused call created a journal: %d entries", len(entries))
+	}
+}

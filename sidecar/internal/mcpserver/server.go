@@ -231,6 +231,16 @@ func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command stri
 		return nil, nil, err
 	}
 	req.Path, req.Source, req.Read = pf.agent, src, pf.read
+	// A fixture workspace is read beside the agent file as named: it must
+	// be inside the roots too (symlinks resolved), like the file itself.
+	roots := cfg.roots(ctx, ss)
+	req.CheckWorkspace = func(path string) error {
+		abs, err := filepath.Abs(path)
+		if err != nil || !within(resolveExisting(abs), roots) {
+			return fmt.Errorf("its workspace %s is not inside this server's roots (%s)", path, strings.Join(roots, " or "))
+		}
+		return nil
+	}
 	var rep *runner.Report
 	if command == "run" {
 		rep, err = runner.Run(ctx, cfg.options(model), req)
