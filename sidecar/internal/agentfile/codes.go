@@ -12,6 +12,7 @@ const (
 	CodeDescriptionNotStr  = "KMX1006"
 	CodeBadFileName        = "KMX1007"
 	CodePreviewNote        = "KMX1008"
+	CodeNotUTF8            = "KMX1009"
 	CodeRepeatedKey        = "KMX1010"
 	CodeUnfinished         = "KMX1100"
 
@@ -75,6 +76,7 @@ func Codes() []CodeInfo {
 		{CodeDescriptionNotStr, SeverityError, "description is not a string", "Write the description as one string."},
 		{CodeBadFileName, SeverityError, "File name cannot make the agent ID", "Rename the file so the part before .agent.md is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit."},
 		{CodePreviewNote, SeverityInformation, "Header key a local preview does not act on", "Nothing to change: the preview runs the agent alone (no MCP servers started, no handoffs followed, no hooks run)."},
+		{CodeNotUTF8, SeverityError, "File is not UTF-8 text", "Save the file as UTF-8 text; an agent file is Markdown, and a binary or other-encoding file cannot be sent to a model."},
 		{CodeRepeatedKey, SeverityError, "Key repeated in a mapping", "Keep one of the repeated keys; YAML would silently drop the other."},
 		{CodeUnfinished, SeverityInformation, "Still being written", "Finish the construct the file ends in (close the frontmatter, the Examples block or the example)."},
 		{CodeNoExamples, SeverityInformation, "No Examples section: nothing to test", "Add a `## Examples` heading with a ```yaml block listing examples."},

@@ -3,8 +3,10 @@ package agentfile
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
@@ -18,6 +20,7 @@ const (
 	UnfinishedBlockOpener      = "Examples block opener"
 	UnfinishedBlock            = "Examples block"
 	UnfinishedExample          = "example"
+	UnfinishedCharacter        = "character"
 )
 
 // UnfinishedConstruct is a construct the text ends inside: the scanner
@@ -118,6 +121,7 @@ func newParser(name string, src []byte) *parser {
 }
 
 func (p *parser) parse() Result {
+	p.checkUTF8()
 	p.scanCredentials()
 	p.checkFileID(p.name)
 	if body := p.frontmatter(); body >= 0 {
@@ -170,6 +174,31 @@ func (p *parser) errorf(r Range, code, msg string) {
 func (p *parser) abandon(kind string, r Range, what string) {
 	p.unfinished = append(p.unfinished, UnfinishedConstruct{Kind: kind, Range: r})
 	p.report(r, SeverityInformation, CodeUnfinished, "still being written: "+what)
+}
+
+// checkUTF8 reports, at the first byte that is not UTF-8, a file that is
+// not UTF-8 text (a binary file, another encoding): an error, so no run
+// sends it (a model request carries UTF-8 text only). The rest is parsed as
+// usual, so no other error is hidden behind it.
+func (p *parser) checkUTF8() {
+	t := p.src.text
+	if utf8.ValidString(t) {
+		return
+	}
+	for i := 0; i < len(t); {
+		r, n := utf8.DecodeRuneInString(t[i:])
+		if r == utf8.RuneError && n == 1 {
+			if !utf8.FullRuneInString(t[i:]) {
+				// A character the end of the text cuts: a prefix of a
+				// UTF-8 file, not another encoding.
+				p.abandon(UnfinishedCharacter, p.src.rng(i, len(t)), "the last character is cut off")
+				return
+			}
+			p.errorf(p.src.rng(i, i+1), CodeNotUTF8, fmt.Sprintf("the file is not UTF-8 text (byte 0x%02X here): save it as UTF-8", t[i]))
+			return
+		}
+		i += n
+	}
 }
 
 // scanCredentials runs the shape scan once over the raw bytes, comments

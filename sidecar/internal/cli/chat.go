@@ -101,7 +101,7 @@ func chatOutcome(env Env, res *conversation.Transcript, err error, asJSON, whole
 	if res != nil && res.Turn != nil {
 		return &FailureError{Msg: err.Error()}
 	}
-	return &RefusalError{Msg: err.Error(), Next: "nothing was added to the conversation"}
+	return &RefusalError{Msg: err.Error(), Next: problem.StepFor(err, "nothing was added to the conversation")}
 }
 
 // printChat prints the whole history (whole) or the turn just sent.

@@ -30,7 +30,7 @@ func TestAnswerWithCredentialShapeIsNeverJournaledOrShown(t *testing.T) {
 			if strings.Contains(r.stdout+r.stderr, "T0k3n") {
 				t.Errorf("the output shows the credential-shaped answer:\n%s%s", r.stdout, r.stderr)
 			}
-			if !strings.Contains(r.stdout+r.stderr, "refused as credential") {
+			if !strings.Contains(r.stdout+r.stderr, "model call failed (credential)") {
 				t.Errorf("the output does not name the credential class:\n%s%s", r.stdout, r.stderr)
 			}
 			err := filepath.WalkDir(h, func(p string, d fs.DirEntry, err error) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
@@ -70,7 +71,7 @@ func verdictError(env Env, rep *runner.Report, err error, diagnostics bool) erro
 			}
 			return &RefusalError{Msg: r.Msg, Next: r.Next}
 		}
-		return &RefusalError{Msg: err.Error(), Next: "this is not a verdict; nothing was reported as passing"}
+		return &RefusalError{Msg: err.Error(), Next: problem.StepFor(err, "nothing was reported as passing")}
 	}
 	switch rep.Verdict {
 	case runner.VerdictPass, runner.VerdictAnswered:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -33,14 +34,16 @@ import (
 //	[exit N]                    the exit code, which ends the block
 //
 // Arguments are split on spaces, with '…' or "…" quoting. In arguments,
-// $WORK is the folder, $DEMO the repository's testdata/demo, $KMX_HOME the
+// $WORK is the folder, $TESTDATA the repository's testdata (and $DEMO its
+// demo folder), $KMX_HOME the
 // state folder (one per transcript, kept between its commands), $ENDPOINT
 // a scripted OpenAI-compatible endpoint on 127.0.0.1 (transcriptEndpoint says
-// what it answers) and $RUN1, $RUN2, … the run IDs in the order they first
+// what it answers), $REFUSED an endpoint URL on 127.0.0.1 whose port
+// refuses connections, and $RUN1, $RUN2, … the run IDs in the order they first
 // appeared in the output.
 //
 // The output is normalised where it must vary between runs, and only
-// there: those paths and run IDs by the names above, durations as D, journal
+// there: those paths (the longest first) and run IDs by the names above, durations as D, journal
 // sizes as SIZE, timestamps as T and the kmx version as V.
 func TestTranscripts(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("testdata", "transcripts", "*.ct"))
@@ -66,7 +69,7 @@ func runTranscript(t *testing.T, path string) {
 	how := fmt.Sprintf("go test -tags kmxtest ./sidecar/internal/cli -run 'TestTranscripts/%s' -update", strings.TrimSuffix(filepath.Base(path), ".ct"))
 	transcript.Run(t, path, "$", *updateGolden, how, func(work string) transcript.Runner {
 		ts := &transcriptState{n: &transcript.Normalizer{
-			Vars: map[string]string{"$KMX_HOME": home(t), "$WORK": work, "$DEMO": demo, "$ENDPOINT": transcriptEndpoint(t)},
+			Vars: map[string]string{"$KMX_HOME": home(t), "$WORK": work, "$DEMO": demo, "$TESTDATA": filepath.Dir(demo), "$ENDPOINT": transcriptEndpoint(t), "$REFUSED": refusedEndpoint(t)},
 		}}
 		t.Chdir(work)
 		return ts.run
@@ -160,6 +163,20 @@ func transcriptEndpoint(t *testing.T) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"
+}
+
+// refusedEndpoint is an endpoint URL on a loopback port nothing listens on
+// any more (it was listened on and closed), so a connection is refused.
+func refusedEndpoint(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr + "/v1"
 }
 
 // splitWords splits a command line on spaces, with '…' and "…" quoting.

@@ -378,7 +378,7 @@ func credentialShape(c route.Completion) string {
 // credentialRefusal is the terminal error of a reply that holds
 // credential-shaped text: the class and the shape's name, never the value.
 func credentialRefusal(shape string) string {
-	return ErrTextModelFailed + ": the reply was refused as credential: it holds credential-shaped text (" +
+	return ErrTextModelFailed + " (credential): the reply holds credential-shaped text (" +
 		shape + "), so kmx discarded it before anything recorded or showed it"
 }
 
@@ -409,8 +409,17 @@ func cancelled(ctx context.Context, err error) (sessionspb.TurnState, string, bo
 // Routes promise class-of-problem texts; as a second line of defence, a text
 // that contains the turn's instructions or input is dropped, so a prompt
 // can never reach the journal through an error.
+//
+// A *route.ReplyError is built only from kmx's own fixed texts, so it is
+// kept whole and its class named ("model call failed (redirect): …"): a
+// short input such as "hi" appears inside those texts by chance and must not
+// blank the class a user needs to see.
 func errorText(prefix string, err error, req *sessionspb.HarnessTurnRequest) string {
 	msg := err.Error()
+	var reply *route.ReplyError
+	if errors.As(err, &reply) {
+		return prefix + " (" + string(reply.Class) + "): " + strings.TrimPrefix(reply.Error(), "compatible route: ")
+	}
 	prompt := []string{req.GetInstructions(), req.GetInput()}
 	for _, m := range req.GetHistory() {
 		prompt = append(prompt, m.GetContent())

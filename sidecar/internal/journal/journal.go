@@ -419,6 +419,9 @@ const (
 	// openedConn reads a retained journal (Open, ReadConversation):
 	// read-only, SQLite's default page cache.
 	openedConn
+	// immutableConn reads a retained journal in a read-only folder from the
+	// database file alone (mode=ro, immutable): no companion, no lock.
+	immutableConn
 )
 
 // openDB opens an existing database file (mode=rw never creates one) on a
@@ -443,6 +446,9 @@ func openDB(path string, role connRole) (*sql.DB, error) {
 	case checkpointConn:
 		q.Add("_pragma", "cache_size("+strconv.Itoa(-readerCacheKiB)+")")
 		q.Set("_synchronous", "NORMAL")
+	case immutableConn:
+		q.Set("mode", "ro")
+		q.Set("immutable", "1")
 	case readerConn:
 		q.Set("_query_only", "1")
 		q.Add("_pragma", "cache_size("+strconv.Itoa(-readerCacheKiB)+")")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
@@ -37,7 +38,8 @@ func Open(ctx context.Context, dir, runID string) (*Journal, error) {
 
 // openReader opens the existing database id in dir read-only, on a
 // connection of its own, and reads its meta. It takes no lock and writes
-// nothing but a missing -wal or -shm companion, created private.
+// nothing but a missing -wal or -shm companion, created private; in a
+// read-only folder it creates nothing and reads the database file alone.
 func openReader(ctx context.Context, dir, id string) (*Journal, error) {
 	if err := state.CheckPrivateDir(dir); err != nil {
 		return nil, err
@@ -49,23 +51,40 @@ func openReader(ctx context.Context, dir, id string) (*Journal, error) {
 		}
 		return nil, err
 	}
+	missing, unwritable := 0, false
 	for _, c := range []string{"-wal", "-shm"} {
 		err := state.CheckPrivateFile(j.dbPath + c)
 		if errors.Is(err, fs.ErrNotExist) {
+			missing++
 			var f *os.File
 			f, err = state.CreatePrivateFile(j.dbPath + c)
 			if errors.Is(err, fs.ErrExist) {
 				// Its writer made it just now; judge it like any existing one.
+				missing--
 				err = state.CheckPrivateFile(j.dbPath + c)
 			} else if err == nil {
 				err = f.Close()
+			} else if readOnlyFolder(err) {
+				unwritable, err = true, nil
 			}
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	r, err := openConn(ctx, j.dbPath, openedConn)
+	role := openedConn
+	if unwritable {
+		// A read-only folder (a read-only mount, a folder without write
+		// permission): nothing can write there, so no writer has a WAL to
+		// fold in and the database file alone is the whole journal. It is
+		// read as immutable, never called damaged. A WAL left there by a
+		// crashed run cannot be read without writing: say so.
+		if missing != 2 {
+			return nil, fmt.Errorf("its folder %s is read-only and the journal has a write-ahead log that must be folded in first: make the folder writable and read it again", dir)
+		}
+		role = immutableConn
+	}
+	r, err := openConn(ctx, j.dbPath, role)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +94,12 @@ func openReader(ctx context.Context, dir, id string) (*Journal, error) {
 		return nil, err
 	}
 	return j, nil
+}
+
+// readOnlyFolder reports whether creating a file failed because its folder
+// cannot be written (a read-only file system, or no write permission).
+func readOnlyFolder(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
 }
 
 // missingError is a journal database that does not exist; it matches

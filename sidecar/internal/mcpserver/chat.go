@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmxdev/kmx/sidecar/internal/conversation"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // ChatArgs are the Chat tool's arguments: kmx chat's, without endpoint or
@@ -50,7 +51,7 @@ func addChat(srv *mcp.Server, cfg Config) {
 			res, err = conversation.Say(ctx, req, *in.Input)
 		}
 		if err != nil {
-			return errorResult(problemRefusal(err, "nothing was added to the conversation")), res, nil
+			return errorResult(problemRefusal(err, problem.StepFor(err, "nothing was added to the conversation"))), res, nil
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: chatSummary(res, in.Input == nil)}}}, res, nil
 	})

@@ -183,7 +183,7 @@ func readAgentFile(tool, path, real string) ([]byte, error) {
 func engineRefusal(rep *runner.Report, err error) *refusal {
 	r, ok := invocation.AsRefusal(err)
 	if !ok {
-		return problemRefusal(err, "this is not a verdict; nothing was reported as passing")
+		return problemRefusal(err, problem.StepFor(err, "nothing was reported as passing"))
 	}
 	out := &refusal{msg: r.Msg, next: r.Next}
 	path := ""

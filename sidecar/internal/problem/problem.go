@@ -8,7 +8,10 @@ package problem
 
 import (
 	"errors"
+	"io/fs"
+	"regexp"
 	"strings"
+	"syscall"
 )
 
 // Problem is an error that says what to do next.
@@ -58,9 +61,38 @@ func NextStep(err error) string {
 func Text(err error) string {
 	next := NextStep(err)
 	if next == "" {
-		return err.Error()
+		return Message(err)
 	}
-	return WithoutStep(err.Error(), next) + "\nnext: " + next
+	return WithoutStep(Message(err), next) + "\nnext: " + next
+}
+
+// StepFor names the next step for an engine error that carries none
+// (NextStep is ""), so a front's "next:" line always names a step: what the
+// system error inside it calls for (a full disk, a read-only state folder),
+// else running again. kept says what the failure left as it was. The
+// Sessions service runs behind gRPC, so the error may arrive as text only:
+// the system's wording is matched too.
+func StepFor(err error, kept string) string {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || strings.Contains(msg, "no space left on device"):
+		return "free space on the disk that holds the kmx state folder (or set KMX_HOME to a private folder on another disk), then run again; " + kept
+	case errors.Is(err, syscall.EROFS) || strings.Contains(msg, "read-only file system") ||
+		errors.Is(err, fs.ErrPermission) || strings.Contains(msg, "permission denied"):
+		return "make the kmx state folder writable (or set KMX_HOME to a private folder you can write), then run again; " + kept
+	}
+	return "run the command again; if it fails the same way, report this message; " + kept
+}
+
+// rpcStatus is the envelope grpc-go puts around a status message.
+var rpcStatus = regexp.MustCompile(`rpc error: code = [A-Za-z]+ desc = `)
+
+// Message is err's text without gRPC status envelopes ("rpc error: code =
+// Internal desc = …"): the Sessions service and the harness run in-process
+// behind gRPC listeners, and a user is shown what went wrong, never the
+// transport's wording of it.
+func Message(err error) string {
+	return rpcStatus.ReplaceAllString(err.Error(), "")
 }
 
 // WithoutStep is msg without next at its end (and the separator before

@@ -4,7 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
+	"syscall"
 	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestText(t *testing.T) {
@@ -27,5 +32,29 @@ func TestText(t *testing.T) {
 	}
 	if !errors.Is(wrapped, fs.ErrNotExist) || NextStep(wrapped) != SetKMXHome {
 		t.Errorf("Wrap lost the chain or the step")
+	}
+}
+
+// TestNoGRPCStatusTextReachesAUser: an error that crossed the in-process
+// gRPC listeners is shown without grpc-go's "rpc error: code = … desc = "
+// envelope, and a full disk or a read-only state folder gets a step that
+// says what to change, even as text only.
+func TestNoGRPCStatusTextReachesAUser(t *testing.T) {
+	full := status.Error(codes.Internal, "journal append: write /x/run.db-wal: no space left on device")
+	wrapped := fmt.Errorf("execute: %w", full)
+	for _, err := range []error{full, wrapped} {
+		got := Text(err)
+		if strings.Contains(got, "rpc error") || strings.Contains(got, "code =") || !strings.Contains(got, "no space left on device") {
+			t.Errorf("Text(%v) = %q", err, got)
+		}
+		if step := StepFor(err, "nothing was kept"); !strings.HasPrefix(step, "free space on the disk") {
+			t.Errorf("StepFor(disk full) = %q", step)
+		}
+	}
+	if step := StepFor(fmt.Errorf("create: %w", syscall.EROFS), "x"); !strings.HasPrefix(step, "make the kmx state folder writable") {
+		t.Errorf("StepFor(read-only) = %q", step)
+	}
+	if step := StepFor(errors.New("something else"), "x"); !strings.HasPrefix(step, "run the command again") {
+		t.Errorf("StepFor(other) = %q", step)
 	}
 }

@@ -229,9 +229,9 @@ func TestEndpointFailureStopsSendsAndCancelsInFlight(t *testing.T) {
 		case i == 2:
 			want = "" // the failure itself, in the route's own words
 		case i < 4:
-			want = "cancelled: an earlier example failed to execute"
+			want = "cancelled: example ex-00002 failed to execute"
 		default:
-			want = "not sent: an earlier example failed to execute"
+			want = "not sent: example ex-00002 failed to execute"
 		}
 		if ex.Verdict != VerdictUnknown || (want != "" && ex.Message != want) || (want == "" && ex.Message == "") {
 			t.Errorf("example %d: %q %q, want unknown %q", i, ex.Verdict, ex.Message, want)

@@ -10,6 +10,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
@@ -280,21 +281,21 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 			// The example's own deadline cut the call (it may surface as
 			// the stream's error rather than a cancelled outcome): say so,
 			// as turnProblem does.
-			l.abort("an earlier example exceeded its deadline", false)
+			l.abort(exampleName(ex.ID, adHoc)+" exceeded its deadline", false)
 			res.Message = fmt.Sprintf("the example deadline (%s) expired", deadline)
 			return res
 		}
-		l.abort("an earlier example failed to execute", true)
-		res.Message = "execution failed: " + err.Error()
+		l.abort(exampleName(ex.ID, adHoc)+" failed to execute", true)
+		res.Message = "execution failed: " + problem.Message(err)
 		return res
 	}
 	if l.opts.ShowContent && out.Completed {
 		answer := out.Answer
 		res.Answer = &answer
 	}
-	if problem := l.turnProblem(ctx, actx, ectx, out, deadline); problem != "" {
+	if trouble := l.turnProblem(ctx, actx, ectx, out, deadline, exampleName(ex.ID, adHoc)); trouble != "" {
 		res.Verified = false
-		res.Message = problem
+		res.Message = trouble
 		return res
 	}
 	why := ""
@@ -313,7 +314,7 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 			why = l.checkAssertions(ctx, actx, ectx, &res, ex, out)
 		}
 	} else if res.Journaled {
-		l.abort("an earlier turn failed replay verification", false)
+		l.abort("the turn of "+exampleName(ex.ID, adHoc)+" failed replay verification", false)
 	}
 	res.Verdict, res.Message = l.verdict(ctx, actx, ectx, res, out, len(ex.Assertions), adHoc, why)
 	l.decide(&res, ex)
@@ -356,9 +357,8 @@ func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResu
 			if actx.Err() != nil {
 				return l.abortReason(ctx)
 			}
-			why := "an earlier judge reply was malformed or unavailable"
-			l.abort(why, false)
-			return why
+			l.abort("the judge reply for "+exampleName(ex.ID, false)+" was malformed or unavailable", false)
+			return "its judge reply was malformed or unavailable"
 		}
 	}
 	return ""
@@ -418,26 +418,41 @@ func (l *loop) verdict(ctx, actx, ectx context.Context, res ExampleResult, out O
 // turnProblem says why a turn that ended could not be judged at all
 // (cancelled, past its deadline, incomplete), or "". Whether a completed turn
 // may pass is verdict's decision.
-func (l *loop) turnProblem(ctx, actx, ectx context.Context, out Outcome, deadline time.Duration) string {
+// name is the example's name in the reason it stops the run with.
+func (l *loop) turnProblem(ctx, actx, ectx context.Context, out Outcome, deadline time.Duration, name string) string {
 	switch {
+	case !out.Completed && !out.Cancelled && out.Problem != "":
+		// The turn failed on its own (a refused connection fails every
+		// example in flight at once): its own reason, even when another
+		// example's failure stopped the run first.
+		l.abort(name+" failed to execute", false)
+		return out.Problem
 	case out.Cancelled && ctx.Err() != nil:
 		return l.abortReason(ctx)
 	case out.Cancelled && actx.Err() != nil:
 		return "cancelled: " + l.abortReason(ctx)
 	case out.Cancelled && expired(ectx):
-		l.abort("an earlier example exceeded its deadline", false)
+		l.abort(name+" exceeded its deadline", false)
 		return fmt.Sprintf("the example deadline (%s) expired", deadline)
 	case !out.Completed:
 		if actx.Err() != nil {
 			return "cancelled: " + l.abortReason(ctx)
 		}
-		l.abort("an earlier example failed to execute", false)
-		if out.Problem == "" {
-			return "the turn did not complete"
-		}
-		return out.Problem
+		l.abort(name+" failed to execute", false)
+		return "the turn did not complete"
 	}
 	return ""
+}
+
+// exampleName names example id (or the ad-hoc input) in the reason a run
+// stopped ("example a failed to execute"): with several in flight, the one
+// that stopped the run may come later in the file than the ones it stopped,
+// so "an earlier example" would be wrong.
+func exampleName(id string, adHoc bool) string {
+	if adHoc {
+		return "the ad-hoc input"
+	}
+	return "example " + id
 }
 
 // expired reports whether the example's context has ended or its deadline
