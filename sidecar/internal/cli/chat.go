@@ -137,7 +137,7 @@ func printChat(w io.Writer, res *conversation.Transcript, whole bool) {
 		fmt.Fprintf(w, "\nreplayed from the journal: %s, %d model calls\n", plural(len(res.Turns), "turn"), res.ReplayLiveCalls)
 	}
 	if res.Unfinished > 0 {
-		fmt.Fprintf(w, "turn %d has no recorded outcome: kmx chat %s --discard-unfinished lets the conversation continue\n", res.Unfinished, res.File)
+		fmt.Fprintf(w, "turn %d has no recorded outcome: kmx chat %s --discard-unfinished%s lets the conversation continue\n", res.Unfinished, res.File, conversation.Flag(res.Conversation))
 	}
 	if res.Pending > 0 {
 		fmt.Fprintf(w, "turn %d is running now (in another window or process): its answer is not in the history yet\n", res.Pending)

@@ -540,3 +540,25 @@ func TestRefusesBadInput(t *testing.T) {
 		t.Fatal("a refused message reached the model or the journal")
 	}
 }
+
+// TestUnfinishedTurnHintKeepsTheConversation: the refusal of a named
+// conversation's unfinished turn says --conversation NAME, so the command
+// run as printed discards that conversation's turn, not default's.
+func TestUnfinishedTurnHintKeepsTheConversation(t *testing.T) {
+	f := newFixture(t)
+	fake := newFake()
+	c := f.open("review")
+	send(t, c, fake, "first")
+	appendUnfinished(t, c, 2, fake.Identity(), "lost")
+	if err := c.j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = f.open("review")
+	_, err := c.Send(context.Background(), SendRequest{Instructions: turnInstructions, Input: "next", Model: fake})
+	if r := wantCode(t, err, CodeUnfinished); !strings.Contains(r.Next, "kmx chat FILE --discard-unfinished --conversation review") {
+		t.Errorf("the hint drops the conversation: %q", r.Next)
+	}
+	if Flag(DefaultID) != "" || Flag("") != "" {
+		t.Errorf("the default conversation needs no flag")
+	}
+}

@@ -63,7 +63,17 @@ func busy(id string) *Refusal {
 func unfinished(id string, turn int) *Refusal {
 	return &Refusal{Code: CodeUnfinished, Turn: turn,
 		Msg:  fmt.Sprintf("conversation %q cannot continue: turn %d has no recorded outcome (its process ended mid-turn), and kmx never re-sends a turn", id, turn),
-		Next: "discard the unfinished turn (kmx chat FILE --discard-unfinished, or Discard in the chat panel), then send again"}
+		Next: "discard the unfinished turn (kmx chat FILE --discard-unfinished" + Flag(id) + ", or Discard in the chat panel), then send again"}
+}
+
+// Flag is the --conversation flag that names conversation id on a kmx chat
+// command line, with a leading space, or "" for the default conversation:
+// a hint run as printed acts on the conversation it is about.
+func Flag(id string) string {
+	if id == "" || id == DefaultID {
+		return ""
+	}
+	return " --conversation " + id
 }
 
 func identityBefore(recorded, requested route.Identity) *Refusal {
