@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
+	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
 
 // readAgentFile reads an agent file for a command, as a usage error when it
@@ -104,6 +106,67 @@ func printFooter(w io.Writer, rep *runner.Report) {
 	printCapture(w, rep.Capture)
 	printStubbed(w, rep.Stubbed)
 	fmt.Fprintf(w, "%s: verdict %s (not deployment qualification)\n", runner.Label, rep.Verdict)
+	if rep.Command == "test" {
+		printNotPassing(w, rep)
+	}
+}
+
+// evidenceLine is what a failed text check expected and what the answer
+// held there ("expected \"x\" · actual \"…y…\""), each bounded; "" for
+// anything else. An excerpt with a credential shape is withheld.
+func evidenceLine(ex runner.ExampleResult) string {
+	if ex.Verdict != runner.VerdictFail || ex.Deciding == nil || *ex.Deciding < 0 || *ex.Deciding >= len(ex.Assertions) {
+		return ""
+	}
+	a := ex.Assertions[*ex.Deciding]
+	if a.Threshold != nil || len(a.Scores) > 0 || (a.Expected == "" && a.Actual == "") {
+		return ""
+	}
+	quote := func(s string) string {
+		if len(secrets.Scan(s)) > 0 {
+			return "(withheld: it holds credential-shaped text)"
+		}
+		if r := []rune(s); len(r) > maxEvidenceRunes {
+			s = string(r[:maxEvidenceRunes]) + "…"
+		}
+		return strconv.Quote(s)
+	}
+	return "expected " + quote(a.Expected) + " · actual " + quote(a.Actual)
+}
+
+// maxEvidenceRunes bounds each side of an evidence line.
+const maxEvidenceRunes = 120
+
+// maxListed bounds the examples a footer names, so a large file's run
+// still ends in a few lines.
+const maxListed = 20
+
+// printNotPassing ends a run with failures with the examples that failed
+// (and those that are unknown), so the list is where the eye lands.
+func printNotPassing(w io.Writer, rep *runner.Report) {
+	var fail, unknown []string
+	for _, ex := range rep.Examples {
+		switch ex.Verdict {
+		case runner.VerdictFail:
+			fail = append(fail, ex.ID)
+		case runner.VerdictUnknown:
+			unknown = append(unknown, ex.ID)
+		}
+	}
+	for _, l := range []struct {
+		word string
+		ids  []string
+	}{{"failing", fail}, {"unknown", unknown}} {
+		if len(l.ids) == 0 {
+			continue
+		}
+		shown := l.ids
+		more := ""
+		if len(shown) > maxListed {
+			shown, more = shown[:maxListed], fmt.Sprintf(" and %d more", len(l.ids)-maxListed)
+		}
+		fmt.Fprintf(w, "%s: %s%s\n", l.word, strings.Join(shown, ", "), more)
+	}
 }
 
 func verdictWord(v string) string {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -19,9 +20,38 @@ const TestFilesSchema = "kmx.test.files/v1"
 // testedFiles is kmx test --json over a folder, several files or a shard:
 // one report per file, each its own invocation and journal.
 type testedFiles struct {
-	Schema string           `json:"schema"`
-	Label  string           `json:"label"`
-	Files  []*runner.Report `json:"files"`
+	Schema string `json:"schema"`
+	Label  string `json:"label"`
+	// Verdict is the invocation's: refused if any file was refused, else
+	// fail if any failed, else unknown if any is unknown, else pass.
+	Verdict string `json:"verdict"`
+	// Summary counts the examples of every file together.
+	Summary runner.Summary   `json:"summary"`
+	Files   []*runner.Report `json:"files"`
+}
+
+// overall is the verdict and example counts of several files; refused is
+// how many files were refused (with or without a report).
+func overall(reps []*runner.Report, refused int) (string, runner.Summary) {
+	var sum runner.Summary
+	rank := map[string]int{runner.VerdictPass: 0, runner.VerdictAnswered: 0, runner.VerdictUnknown: 1, runner.VerdictFail: 2, runner.VerdictRefused: 3}
+	worst := runner.VerdictPass
+	if refused > 0 {
+		worst = runner.VerdictRefused
+	}
+	for _, r := range reps {
+		sum.Pass += r.Summary.Pass
+		sum.Fail += r.Summary.Fail
+		sum.Unknown += r.Summary.Unknown
+		sum.Refused += r.Summary.Refused
+		if rank[r.Verdict] > rank[worst] {
+			worst = r.Verdict
+		}
+	}
+	if len(reps) == 0 && refused == 0 {
+		worst = runner.VerdictUnknown
+	}
+	return worst, sum
 }
 
 // testFlags are what every file of one kmx test invocation is tested with.
@@ -148,10 +178,24 @@ func runTest(ctx context.Context, env Env, args []string) error {
 			continue
 		}
 		err := verdictError(env, rep, runErr, !asJSON)
-		if err != nil && !asJSON {
-			printProblem(env, err)
+		var failure *FailureError
+		if err != nil && !asJSON && !errors.As(err, &failure) {
+			// A fail or unknown verdict is on the file's own footer; a
+			// refusal is said here, naming the file.
+			printProblem(env, fmt.Errorf("%s: %w", p, err))
 		}
 		errs = append(errs, err)
+	}
+	refusedFiles := 0
+	for _, err := range errs {
+		if err != nil && exitCode(err) == ExitRefusal {
+			refusedFiles++
+		}
+	}
+	verdict, total := overall(reps, refusedFiles)
+	if !asJSON && len(set.paths) > 0 {
+		fmt.Fprintf(env.Stdout, "\n%s: %d pass, %d fail, %d unknown across %s · verdict %s\n",
+			plural(len(set.paths), "file"), total.Pass, total.Fail, total.Unknown, plural(total.Pass+total.Fail+total.Unknown, "example"), verdict)
 	}
 	if !asJSON && len(set.paths) == 0 {
 		fmt.Fprintf(env.Stdout, "kmx test: shard %s holds none of the files\n", shard)
@@ -166,7 +210,7 @@ func runTest(ctx context.Context, env Env, args []string) error {
 		if reps == nil {
 			reps = []*runner.Report{}
 		}
-		if err := enc.Encode(testedFiles{Schema: TestFilesSchema, Label: runner.Label, Files: reps}); err != nil {
+		if err := enc.Encode(testedFiles{Schema: TestFilesSchema, Label: runner.Label, Verdict: verdict, Summary: total, Files: reps}); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
 	}
@@ -199,6 +243,9 @@ func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte
 				word = f
 			}
 			fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", word, ex.ID, runner.DecidingLine(ex))
+			if line := evidenceLine(ex); line != "" {
+				fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", "", "", line)
+			}
 			if line := toolLine(ex); line != "" {
 				fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", "", "", line)
 			}

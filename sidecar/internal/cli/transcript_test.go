@@ -231,3 +231,20 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestFolderJSONHasOverallVerdict: kmx test --json over several files says
+// the invocation's verdict and example counts beside the per-file reports.
+func TestFolderJSONHasOverallVerdict(t *testing.T) {
+	r := kmx(t, home(t), "test", demoFile(""), "--json")
+	var got struct {
+		Verdict string
+		Summary struct{ Pass, Fail, Unknown int }
+		Files   []struct{ Verdict string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("exit %d: %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if r.code != ExitFailure || got.Verdict != "fail" || len(got.Files) != 2 || got.Summary.Pass != 3 || got.Summary.Fail != 1 {
+		t.Errorf("exit %d, verdict %q, summary %+v over %d files; want exit 1, fail, 3 pass and 1 fail over 2", r.code, got.Verdict, got.Summary, len(got.Files))
+	}
+}
