@@ -36,11 +36,17 @@ func TestTestToolTrialsAndFromRun(t *testing.T) {
 		t.Errorf("fromRun text: %s", text(res))
 	}
 
-	if bad := call(t, cs, "Test", map[string]any{"file": file, "trials": 21}); !bad.IsError || !strings.Contains(text(bad), "from 1 to 20") {
-		t.Errorf("trials 21: %v %s", bad.IsError, text(bad))
+	// Out of range, 0 included (it ran once: an omitted argument), and
+	// with fromRun: refused naming the tool's arguments, never the CLI's
+	// --trials (issue 31 item 15).
+	for _, n := range []int{0, -1, 21} {
+		bad := call(t, cs, "Test", map[string]any{"file": file, "trials": n})
+		if !bad.IsError || !strings.Contains(text(bad), "the trials argument is") || !strings.Contains(text(bad), "from 1 to 20") || strings.Contains(text(bad), "--trials") {
+			t.Errorf("trials %d: %v %s", n, bad.IsError, text(bad))
+		}
 	}
-	// Trials of a re-grade: refused with the CLI's words (docs/regrade.md).
-	if both := call(t, cs, "Test", map[string]any{"file": file, "trials": 2, "fromRun": rep.RunID}); !both.IsError || !strings.Contains(text(both), runner.TrialsWithRegrade) || !strings.Contains(text(both), "drop --trials") {
+	both := call(t, cs, "Test", map[string]any{"file": file, "trials": 2, "fromRun": rep.RunID})
+	if !both.IsError || !strings.Contains(text(both), "trials and fromRun cannot be combined") || !strings.Contains(text(both), "omit trials") || strings.Contains(text(both), "--") {
 		t.Errorf("trials with fromRun: %v %s", both.IsError, text(both))
 	}
 }
