@@ -164,6 +164,24 @@ func TestCredentialsAreRefusedWithoutEchoingThem(t *testing.T) {
 	}
 }
 
+// TestCredentialMessageSaidAAPI (issue 31 item 13): the refusal of an sk-
+// key read "a API secret key (sk-) is in the file"; a shape name starting
+// with a vowel takes "an".
+func TestCredentialMessageSaidAAPI(t *testing.T) {
+	sk := "s" + "k-" + strings.Repeat("a1B2", 8)
+	aws := "AK" + "IA" + strings.Repeat("Q7", 8)
+	for _, c := range []struct{ src, want string }{
+		{"Use " + sk + " to call.\n", "an API secret key (sk-) is in the file"},
+		{"Use " + aws + " to call.\n", "an AWS access key ID is in the file"},
+		{"Use gh" + "p_" + strings.Repeat("Zx9", 12) + " to call.\n", "a GitHub token is in the file"},
+	} {
+		r := Parse("t.agent.md", []byte(c.src))
+		if got := FormatDiagnostics(r.Diagnostics); !strings.Contains(got, c.want) {
+			t.Errorf("want %q in:\n%s", c.want, got)
+		}
+	}
+}
+
 // TestRangesAreExact pins the exact span of a few diagnostics.
 func TestRangesAreExact(t *testing.T) {
 	tests := []struct {

@@ -207,7 +207,7 @@ func (p *parser) scanCredentials() {
 	p.credentials = secrets.Scan(p.src.text)
 	for _, f := range p.credentials {
 		p.errorf(p.src.rng(f.Start, f.End), CodeCredential,
-			"a "+f.Shape+" is in the file: remove it (and rotate it), and refer to credentials only by environment variable name")
+			secrets.WithArticle(f.Shape)+" is in the file: remove it (and rotate it), and refer to credentials only by environment variable name")
 	}
 }
 

@@ -217,7 +217,7 @@ func (p *parser) checkNodes(fr fragment, n *yaml.Node) {
 				return
 			}
 			p.errorf(p.src.rng(start, end), CodeCredential,
-				"this quoted value decodes to a "+f.Shape+": remove it (and rotate it), and refer to credentials only by environment variable name")
+				"this quoted value decodes to "+secrets.WithArticle(f.Shape)+": remove it (and rotate it), and refer to credentials only by environment variable name")
 		}
 	}
 }

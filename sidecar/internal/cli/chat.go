@@ -25,9 +25,9 @@ func runChat(ctx context.Context, env Env, args []string) error {
 	var input, inputFile optionalString
 	var id string
 	var history, discard, clear, asJSON bool
-	fs.Var(&input, "input", "the message to send (one turn)")
-	fs.Var(&inputFile, "input-file", "read the message from PATH (- for standard input)")
-	fs.StringVar(&id, "conversation", conversation.DefaultID, "conversation ID (letters, digits, . _ -)")
+	fs.Var(&input, "input", "the message `TEXT` to send (one turn)")
+	fs.Var(&inputFile, "input-file", "read the message from `PATH` (- for standard input)")
+	fs.StringVar(&id, "conversation", conversation.DefaultID, "conversation `ID` (letters, digits, . _ -)")
 	fs.BoolVar(&history, "history", false, "print the history, replayed from the journal with zero model calls")
 	fs.BoolVar(&discard, "discard-unfinished", false, "discard the last turn whose outcome was never recorded")
 	fs.BoolVar(&clear, "clear", false, "delete the conversation")

@@ -33,11 +33,11 @@ func commands() map[string]command {
 	return map[string]command{
 		"chat":    {"talk to the agent in a file: one durable conversation per file", runChat},
 		"check":   {"check agent files and print their diagnostics", runCheck},
-		"journal": {"list, clear or replay retained runs (journal list|clear|inspect)", runJournal},
+		"journal": {"list, clear, replay or compare retained runs (journal list|clear|inspect|diff)", runJournal},
 		"lsp":     {"serve the language server on stdin/stdout (the editor starts it)", runLSP},
-		"mcp":     {"serve the MCP tools Run, Test and Explain on stdin/stdout", runMCP},
+		"mcp":     {"serve the MCP tools Run, Test, Explain and Chat on stdin/stdout", runMCP},
 		"run":     {"run examples (or an ad-hoc input) and show the answers", runRun},
-		"test":    {"test examples and report a verdict per example", runTest},
+		"test":    {"test examples and report a verdict per example (test explain FILE: why they failed)", runTest},
 		"version": {"print the kmx version", runVersion},
 	}
 }
@@ -50,6 +50,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if len(args) > 1 && args[0] == "help" {
 		// kmx help test == kmx test --help
 		args = []string{args[1], "--help"}
+	}
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		// kmx --version == kmx version
+		args = []string{"version"}
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(env.Stdout)
@@ -82,9 +86,19 @@ func report(env Env, err error) int {
 }
 
 // printProblem prints an error and its next step on stderr, as every
-// front renders a problem (problem.Text).
+// front renders a problem (problem.Text). A message that already names kmx
+// ("kmx check: …", "kmx: …") is printed as it is, never "kmx: kmx check: …".
 func printProblem(env Env, err error) {
-	fmt.Fprintf(env.Stderr, "kmx: %s\n", strings.TrimPrefix(problem.Text(err), "kmx: "))
+	fmt.Fprintln(env.Stderr, withKMXPrefix(problem.Text(err)))
+}
+
+// withKMXPrefix is msg starting with "kmx", prefixed "kmx: " only when it
+// does not already.
+func withKMXPrefix(msg string) string {
+	if strings.HasPrefix(msg, "kmx: ") || strings.HasPrefix(msg, "kmx ") {
+		return msg
+	}
+	return "kmx: " + msg
 }
 
 func printUsage(w io.Writer) {
@@ -102,6 +116,6 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'kmx COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "Run 'kmx COMMAND --help' for a command's flags, 'kmx --version' for the version.")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 findings or failures, 2 refusal or usage.")
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
 
-const explainUsage = "kmx test explain --file FILE [--show-content] [--clear] [--json]"
+const explainUsage = "kmx test explain FILE [--show-content] [--clear] [--json]"
 
 // ClearSchema versions the JSON of kmx test explain --clear --json.
 const ClearSchema = "kmx.explain.clear/v1"
@@ -40,7 +40,7 @@ func runTestExplain(_ context.Context, env Env, args []string) error {
 	flags := newFlagSet("test explain")
 	var file string
 	var showContent, clear, asJSON bool
-	flags.StringVar(&file, "file", "", "the agent `FILE` whose retained failures to show")
+	flags.StringVar(&file, "file", "", "the agent `FILE` whose retained failures to show (as the FILE argument)")
 	flags.BoolVar(&showContent, "show-content", false, "include answer excerpts (withheld by default)")
 	flags.BoolVar(&clear, "clear", false, "remove this file's retained failures (journals are untouched)")
 	flags.BoolVar(&asJSON, "json", false, "print the versioned JSON explanation")
@@ -50,11 +50,13 @@ func runTestExplain(_ context.Context, env Env, args []string) error {
 	}
 	switch {
 	case len(pos) == 1 && file == "":
-		return usagef("kmx test explain --file "+pos[0], "kmx test explain: name the agent file with --file")
-	case len(pos) > 0:
-		return usagef(explainUsage, "kmx test explain: unexpected argument %q; name the agent file with --file", pos[0])
+		file = pos[0]
+	case len(pos) > 0 && file != "":
+		return usagef("kmx test explain "+file, "kmx test explain: name one agent file, as FILE or --file, not both (%q and %q)", pos[0], file)
+	case len(pos) > 1:
+		return usagef(explainUsage, "kmx test explain: name one agent file; %q is a second", pos[1])
 	case file == "":
-		return usagef(explainUsage, "kmx test explain: name the agent file with --file FILE")
+		return usagef(explainUsage, "kmx test explain: name the agent file: kmx test explain FILE")
 	case clear && showContent:
 		return usagef("drop --show-content, or drop --clear to see the records", "kmx test explain: --clear shows nothing, so --show-content has no effect with it")
 	}

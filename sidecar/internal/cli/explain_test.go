@@ -135,14 +135,22 @@ func TestTestExplain(t *testing.T) {
 			wantOut:  []string{"nothing removed"},
 		},
 		{
-			name: "no --file", source: "v1", recorded: []string{"v1"},
+			name: "no file", source: "v1", recorded: []string{"v1"},
 			args:     func(f explainFixture) []string { return []string{} },
-			wantCode: ExitRefusal, wantErr: "name the agent file with --file FILE", wantLeft: 1,
+			wantCode: ExitRefusal, wantErr: "name the agent file: kmx test explain FILE", wantLeft: 1,
 		},
 		{
+			// kmx test explain FILE was refused, asking for --file (issue 31 item 13).
 			name: "positional file", source: "v1", recorded: []string{"v1"},
 			args:     func(f explainFixture) []string { return []string{f.file} },
-			wantCode: ExitRefusal, wantErr: "next: kmx test explain --file ", wantLeft: 1,
+			wantCode: ExitOK,
+			wantOut:  []string{"recorded for the current text", "FAIL", "greets"},
+			wantLeft: 1,
+		},
+		{
+			name: "file both positional and --file", source: "v1", recorded: []string{"v1"},
+			args:     func(f explainFixture) []string { return []string{f.file, "--file", f.file} },
+			wantCode: ExitRefusal, wantErr: "name one agent file, as FILE or --file, not both", wantLeft: 1,
 		},
 		{
 			name: "clear with show-content", source: "v1", recorded: []string{"v1"},

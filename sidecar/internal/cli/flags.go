@@ -5,11 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/english"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
 // stringList is a repeatable string flag (--example a --example b).
@@ -42,9 +45,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string, usage string) ([]string,
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, &HelpRequest{Text: helpText(fs, usage)}
+				return nil, &HelpRequest{Text: helpText(fs, usage) + helpNote(fs.Name())}
 			}
-			return nil, usagef(usage, "kmx %s: %v", fs.Name(), err)
+			return nil, usagef(usage, "kmx %s: %s", fs.Name(), dashedFlags(err.Error()))
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -57,6 +60,21 @@ func parseInterspersed(fs *flag.FlagSet, args []string, usage string) ([]string,
 		args = rest[1:]
 	}
 }
+
+// goFlagName is a flag name as the flag package's errors spell it
+// ("flag provided but not defined: -frob", "invalid value … for flag
+// -trials", "flag needs an argument: -model").
+var goFlagName = regexp.MustCompile(`(: |flag |for )-([A-Za-z][A-Za-z0-9-]*)`)
+
+// dashedFlags respells the flag package's -name as --name, as every usage
+// line, help text and next step spells a flag.
+func dashedFlags(msg string) string {
+	return goFlagName.ReplaceAllString(msg, "$1--$2")
+}
+
+// hiddenFlag starts the usage of a flag that -h does not list (one only
+// tests use).
+const hiddenFlag = "(hidden) "
 
 // HelpRequest is -h or --help: not an error, but it ends the command before
 // anything runs. Text is the command's usage with every flag; it goes to
@@ -72,6 +90,9 @@ func helpText(fs *flag.FlagSet, usage string) string {
 	fmt.Fprintf(&b, "Usage: %s\n", usage)
 	first := true
 	fs.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Usage, hiddenFlag) {
+			return
+		}
 		if first {
 			b.WriteString("\nFlags:\n")
 			first = false
@@ -83,12 +104,31 @@ func helpText(fs *flag.FlagSet, usage string) string {
 		}
 		fmt.Fprintf(&b, "  %-28s %s", arg, text)
 		if f.DefValue != "" && f.DefValue != "false" {
-			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+			// A word is quoted, so "(default default)" reads (default "default").
+			def := f.DefValue
+			if _, err := strconv.Atoi(def); err != nil {
+				def = strconv.Quote(def)
+			}
+			fmt.Fprintf(&b, " (default %s)", def)
 		}
 		b.WriteString("\n")
 	})
 	b.WriteString("\nExit codes: 0 ok, 1 findings or failures, 2 refusal or usage.\n")
 	return b.String()
+}
+
+// helpNote is what a command's -h says after its exit codes: the
+// subcommands it holds that its flags do not show.
+func helpNote(cmd string) string {
+	bound := "\nOne invocation runs for at most " + runner.BoundText(0) + " (the invocation bound); when it expires, the examples not finished are unknown: test fewer examples per invocation (--example ID"
+	switch cmd {
+	case "test":
+		return bound + ", or --shard K/N over a folder) or more at once (--concurrency N).\n" +
+			"\nkmx test explain FILE shows the retained failures of an agent file: why its examples failed (kmx test explain -h).\n"
+	case "run":
+		return bound + ") or more at once (--concurrency N).\n"
+	}
+	return ""
 }
 
 // isHelp reports whether args ask for help and nothing else.

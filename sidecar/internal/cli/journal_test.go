@@ -129,7 +129,7 @@ func TestJournalClear(t *testing.T) {
 	missing := "20200101T000000.000000000Z-00000000"
 	r := kmx(t, h, "journal", "clear", missing)
 	nf := &journal.NotFoundError{RunID: missing, Dir: dir}
-	if want := "kmx: kmx journal clear: there is no run " + missing + " in " + dir + "\nnext: " + nf.NextStep() + "\n"; r.stderr != want {
+	if want := "kmx journal clear: there is no run " + missing + " in " + dir + "\nnext: " + nf.NextStep() + "\n"; r.stderr != want {
 		t.Errorf("stderr %q, want %q", r.stderr, want)
 	}
 	l := listRuns(t, h)

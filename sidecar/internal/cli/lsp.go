@@ -21,7 +21,7 @@ func runLSP(ctx context.Context, env Env, args []string) error {
 	// vscode-languageclient passes --stdio for the stdio transport; stdio
 	// is the only transport, so the flag is accepted and changes nothing.
 	fs.Bool("stdio", true, "serve on stdin/stdout (the only transport)")
-	level := fs.String("log-level", "info", "stderr log level: debug, info, warn or error")
+	level := fs.String("log-level", "info", "stderr log `LEVEL`: debug, info, warn or error")
 	var rf routeFlags
 	rf.registerToolBindings(fs)
 	pos, err := parseInterspersed(fs, args, lspUsage)

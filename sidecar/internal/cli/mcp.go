@@ -12,9 +12,9 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
-const mcpUsage = "kmx mcp [--root DIR]... [--endpoint URL] [--key-env NAME] [--judge-endpoint URL] [--judge-key-env NAME] [--concurrency N] [--tool-bindings PATH]"
+const mcpUsage = "kmx mcp [--root DIR]... [--endpoint URL] [--key-env NAME] [--judge-endpoint URL] [--judge-key-env NAME] [--concurrency N] [--tool-bindings PATH] [--log-level LEVEL]"
 
-// runMCP serves the MCP tools Run, Test and Explain on stdin/stdout until
+// runMCP serves the MCP tools Run, Test, Explain and Chat on stdin/stdout until
 // the client closes stdin. The tools read only *.agent.md files under the
 // --root folders (default: the working directory). Stdout carries only the protocol; the log goes
 // to stderr. The route settings are fixed here, at startup: no tool
@@ -24,15 +24,16 @@ func runMCP(ctx context.Context, env Env, args []string) error {
 	var rf routeFlags
 	var roots stringList
 	fs.Var(&roots, "root", "`DIR` whose *.agent.md files the tools may read (repeatable; default the working directory)")
-	fs.StringVar(&rf.endpoint, "endpoint", "", "OpenAI-compatible base URL (HTTPS, or http://127.0.0.1 / http://[::1])")
-	fs.StringVar(&rf.keyEnv, "key-env", "", "NAME of the environment variable holding the endpoint's bearer credential")
-	fs.StringVar(&rf.judgeEndpoint, "judge-endpoint", "", "OpenAI-compatible base URL for llmJudge samples")
-	fs.StringVar(&rf.judgeKeyEnv, "judge-key-env", "", "NAME of the environment variable holding the judge endpoint's credential")
+	fs.StringVar(&rf.endpoint, "endpoint", "", "OpenAI-compatible base `URL` (HTTPS, or http://127.0.0.1 / http://[::1])")
+	fs.StringVar(&rf.keyEnv, "key-env", "", "`NAME` of the environment variable holding the endpoint's bearer credential")
+	fs.StringVar(&rf.judgeEndpoint, "judge-endpoint", "", "OpenAI-compatible base `URL` for llmJudge samples")
+	fs.StringVar(&rf.judgeKeyEnv, "judge-key-env", "", "`NAME` of the environment variable holding the judge endpoint's credential")
 	rf.registerConcurrency(fs)
 	rf.registerToolBindings(fs)
-	// --http is for the conformance suite only, so it is not in the usage.
-	httpAddr := fs.String("http", "", "serve Streamable HTTP on this loopback address instead of stdio (tests only)")
-	level := fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
+	// --http is for the conformance suite only, so it is in neither the
+	// usage line nor -h (hiddenFlag).
+	httpAddr := fs.String("http", "", hiddenFlag+"serve Streamable HTTP on this loopback address instead of stdio")
+	level := fs.String("log-level", "warn", "stderr log `LEVEL`: debug, info, warn or error")
 	pos, err := parseInterspersed(fs, args, mcpUsage)
 	if err != nil {
 		return err

@@ -206,7 +206,7 @@ func (l *loop) abortReason(ctx context.Context) string {
 	if l.aborted == "" && ctx.Err() != nil {
 		l.aborted = "cancelled"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			l.aborted = "the invocation bound expired"
+			l.aborted = BoundExpired(l.opts.InvocationBound)
 		}
 	}
 	return l.aborted

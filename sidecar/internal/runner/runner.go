@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kmxdev/kmx/sidecar/internal/english"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
@@ -177,6 +178,25 @@ const withheld = "(withheld: holds the endpoint credential)"
 // (kmx test --baseline): a Test of the file's examples on other
 // instructions.
 const CommandBaseline = "baseline"
+
+// BoundExpired says that the invocation bound (bound; 0 is the default)
+// cut the run, and the ways out: fewer examples per invocation, or more of
+// them at once.
+func BoundExpired(bound time.Duration) string {
+	return fmt.Sprintf("the invocation bound (%s: one kmx invocation runs at most that long) expired; "+
+		"test fewer examples per invocation (--example ID, or --shard K/N over a folder) or more at once (--concurrency N)", BoundText(bound))
+}
+
+// BoundText is the invocation bound as a user reads it: "5 minutes".
+func BoundText(bound time.Duration) string {
+	if bound <= 0 {
+		bound = DefaultInvocationBound
+	}
+	if bound%time.Minute == 0 {
+		return english.Plural(int(bound/time.Minute), "minute")
+	}
+	return bound.String()
+}
 
 // execute opens the journal, runs every selected example and fills rep.
 func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invocation.Plan, rep *Report) error {

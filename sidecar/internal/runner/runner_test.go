@@ -376,6 +376,27 @@ func TestExampleDeadlineAbortsLaterSends(t *testing.T) {
 	}
 }
 
+// TestTheInvocationBoundWasNamedNowhere (issue 31 item 12): a run cut by
+// the invocation bound said only "the invocation bound expired". It names
+// the bound and the ways out: fewer examples per invocation, or more at once.
+func TestTheInvocationBoundWasNamedNowhere(t *testing.T) {
+	ex := &scriptedExecutor{block: true}
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{Concurrency: 1, StateDir: testutil.PrivateDir(t), Model: "fake"}, InvocationBound: 50 * time.Millisecond, NewExecutor: withExecutor(ex)}, agentRequest(t, threeExamples))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rep.Examples {
+		for _, want := range []string{"invocation bound (50ms", "--example ID", "--shard K/N", "--concurrency N"} {
+			if !strings.Contains(r.Message, want) {
+				t.Errorf("example %d: %q does not say %q", i, r.Message, want)
+			}
+		}
+	}
+	if got := BoundText(0); got != "5 minutes" {
+		t.Errorf("the default bound reads %q", got)
+	}
+}
+
 func TestUnsafeStateFolderIsRefusedNotRepaired(t *testing.T) {
 	home := testutil.PrivateDir(t)
 	if err := os.Chmod(home, 0o755); err != nil {

@@ -66,6 +66,15 @@ const (
 	ShapeBearer = "Bearer token"
 )
 
+// WithArticle is a shape name with its indefinite article, as a sentence
+// names one: "an AWS access key ID", "a GitHub token".
+func WithArticle(shape string) string {
+	if shape != "" && strings.ContainsRune("AEIOU", rune(shape[0])) {
+		return "an " + shape
+	}
+	return "a " + shape
+}
+
 // shape is one credential format: literal anchors found with a fast
 // substring search, then a run of token characters after the anchor. Plain
 // loops are used instead of one regexp per shape because this runs over the
