@@ -540,3 +540,44 @@ func TestOneKmxYAMLPerFolderBrokeItsNeighbours(t *testing.T) {
 		t.Errorf("want a pass with the neighbour's tool named, then the unknown name on kmx.yaml:\n%s", got)
 	}
 }
+
+// TestRegradeDemandedAnEndpoint (issue 31 item 10): kmx test FILE --from RUN
+// refused a real model without --endpoint, although a re-grade sends no
+// agent turn. It re-grades offline; only a judge sample that must be fresh
+// needs a route, and without one it says which flag sends it.
+func TestRegradeDemandedAnEndpoint(t *testing.T) {
+	var mu sync.Mutex
+	sent := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Model string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		sent++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`, req.Model)
+	}))
+	defer srv.Close()
+	ci := agentTree(t, map[string]string{
+		"a.agent.md": "---\nmodel: gpt-4o\n---\nReply briefly.\n\n## Examples\n\n```yaml\n- id: a\n  input: hi\n  assert:\n    - contains: ok\n```\n",
+	})
+	file := filepath.Join(ci, "a.agent.md")
+	h := home(t)
+	first := kmx(t, h, "test", file, "--endpoint", srv.URL+"/v1", "--json")
+	var rep struct{ RunID string }
+	if err := json.Unmarshal([]byte(first.stdout), &rep); err != nil || first.code != ExitOK {
+		t.Fatalf("exit %d %v\n%s", first.code, err, first.stderr)
+	}
+	mu.Lock()
+	before := sent
+	mu.Unlock()
+	r := kmx(t, h, "test", file, "--from", rep.RunID)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "PASS") || !strings.Contains(r.stdout, "0 agent model calls") {
+		t.Errorf("re-grade without --endpoint: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if sent != before {
+		t.Errorf("the re-grade sent %d requests", sent-before)
+	}
+}

@@ -106,6 +106,11 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 		// An llmJudge with no judgeModel judges on the agent's resolved
 		// model, not on a second resolution of its name.
 		rt.judges[model] = m
+	case opts.Endpoint == "" && opts.Regrade:
+		// A re-grade sends no agent turn: the model is the identity the
+		// source run answered with, and no endpoint is needed for it
+		// (issue 31 item 10). A judge sample that must be fresh says so.
+		rt.AgentModel = route.NewOffline(route.Identity{Route: route.Compatible, Model: model}, "--endpoint")
 	default:
 		if opts.Endpoint != "" && opts.Model == "" && (plan.Agent.Model == nil || *plan.Agent.Model == "") {
 			return nil, Refuse(endpointModelNext,
@@ -234,6 +239,10 @@ func judgeModel(ctx context.Context, opts Options, cb *compatBuilder, eb *editor
 		return endpointJudge(cb.model(opts.Endpoint, opts.KeyEnv, name, "--endpoint"))
 	case eb != nil:
 		return eb.model(ctx, []string{name}, fmt.Sprintf("judge model %q", name))
+	case opts.Regrade:
+		// Reused from the source run when it can be; a fresh sample is
+		// refused, naming --judge-endpoint.
+		return route.NewOffline(route.Identity{Route: route.Compatible, Model: name}, "--judge-endpoint (or --endpoint)"), nil
 	}
 	return nil, Refuse("set judgeModel: fake, or pass --judge-endpoint URL for a real judge",
 		"llmJudge needs a judge: judge model %q has no endpoint", name)
