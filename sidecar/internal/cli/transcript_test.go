@@ -239,12 +239,30 @@ func TestFolderJSONHasOverallVerdict(t *testing.T) {
 	var got struct {
 		Verdict string
 		Summary struct{ Pass, Fail, Unknown int }
-		Files   []struct{ Verdict string }
+		Files   []struct {
+			Verdict  string
+			Examples []struct{ Verdict string }
+		}
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("exit %d: %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
-	if r.code != ExitFailure || got.Verdict != "fail" || len(got.Files) != 2 || got.Summary.Pass != 3 || got.Summary.Fail != 1 {
-		t.Errorf("exit %d, verdict %q, summary %+v over %d files; want exit 1, fail, 3 pass and 1 fail over 2", r.code, got.Verdict, got.Summary, len(got.Files))
+	// The totals are the files' examples summed (the demo folder holds one
+	// failing example, support-triage's billing-question).
+	var want struct{ Pass, Fail, Unknown int }
+	for _, f := range got.Files {
+		for _, ex := range f.Examples {
+			switch ex.Verdict {
+			case "pass":
+				want.Pass++
+			case "fail":
+				want.Fail++
+			default:
+				want.Unknown++
+			}
+		}
+	}
+	if r.code != ExitFailure || got.Verdict != "fail" || len(got.Files) < 2 || got.Summary != want || want.Fail != 1 || want.Pass == 0 {
+		t.Errorf("exit %d, verdict %q, summary %+v over %d files; want exit 1, fail, the files' examples summed %+v", r.code, got.Verdict, got.Summary, len(got.Files), want)
 	}
 }
