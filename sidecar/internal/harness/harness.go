@@ -345,6 +345,9 @@ func send(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.Harn
 			credentialRefusal(shape), liveCalls())
 	}
 	mc := journal.ModelCompletion{Turn: turn, Model: c.Model, Text: c.Text, FinishReason: c.FinishReason, Send: sendNo}
+	if u := c.Usage; u != nil {
+		mc.Usage = &journal.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	}
 	for _, tc := range c.ToolCalls {
 		mc.ToolCalls = append(mc.ToolCalls, journal.ToolCallRequest{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 	}

@@ -92,6 +92,9 @@ func (m *replayModel) Complete(ctx context.Context, req route.Request) (route.Co
 	}
 	c := m.sends[i].completion
 	out := route.Completion{Model: c.Model, Text: c.Text, FinishReason: c.FinishReason}
+	if u := c.Usage; u != nil {
+		out.Usage = &route.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	}
 	for _, tc := range c.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, route.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 	}

@@ -231,8 +231,10 @@ func runTools(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.
 	}
 	lim := limitsOf(req.GetHarness())
 	tools := ToolsFromProto(req.GetTools())
-	// A conversation turn carries its history (user inputs and final
-	// answers, never an earlier turn's tool exchange); an example has none.
+	// A conversation turn, or a later turn of a multi-turn example, carries
+	// its history (the earlier turns' inputs and final answers, never an
+	// earlier turn's tool exchange: each turn's trace is its own); a
+	// one-turn example has none.
 	mreq := route.ChatRequestWithHistory(req.GetModel().GetModel(), req.GetInstructions(), History(req.GetHistory()), req.GetInput())
 	mreq.Tools = ToolDefs(tools)
 	msgs := mreq.Messages

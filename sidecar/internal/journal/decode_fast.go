@@ -72,6 +72,9 @@ func decodeFast(data []byte, v any) bool {
 				return s.once(&seen, 3) && s.str(&t.FinishReason)
 			case "send":
 				return s.once(&seen, 4) && s.int(&t.Send)
+			case "usage":
+				t.Usage = &Usage{}
+				return s.once(&seen, 5) && s.usage(t.Usage)
 			}
 			return false // toolCalls (an array) is left to encoding/json
 		}) || !s.end() {
@@ -91,6 +94,8 @@ func decodeFast(data []byte, v any) bool {
 				return s.once(&seen, 2) && s.str(&t.Answer)
 			case "error":
 				return s.once(&seen, 3) && s.str(&t.Error)
+			case "durationUs":
+				return s.once(&seen, 4) && s.int(&t.DurationUs)
 			}
 			return false
 		}) || !s.end() {
@@ -235,6 +240,21 @@ func (s *fastScanner) identity(m *ModelIdentity) bool {
 			return s.once(&seen, 0) && s.str(&m.Route)
 		case "model":
 			return s.once(&seen, 1) && s.str(&m.Model)
+		}
+		return false
+	})
+}
+
+func (s *fastScanner) usage(u *Usage) bool {
+	var seen uint8
+	return s.object(func(k []byte) bool {
+		switch string(k) {
+		case "promptTokens":
+			return s.once(&seen, 0) && s.int(&u.PromptTokens)
+		case "completionTokens":
+			return s.once(&seen, 1) && s.int(&u.CompletionTokens)
+		case "totalTokens":
+			return s.once(&seen, 2) && s.int(&u.TotalTokens)
 		}
 		return false
 	})

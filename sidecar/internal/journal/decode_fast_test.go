@@ -34,6 +34,9 @@ func decodeSeeds(t testing.TB) [][]byte {
 		ModelCompletion{Turn: 1, Model: "m", ToolCalls: []ToolCallRequest{{ID: "c1", Name: "n", Arguments: "{}"}}},
 		TurnTerminal{Turn: 1, State: StateCompleted, Answer: "a"},
 		TurnTerminal{Turn: -3, State: StateFailed, Error: "boom"},
+		TurnTerminal{Turn: 2, State: StateCompleted, Answer: "a", DurationUs: 1234},
+		ModelCompletion{Turn: 1, Model: "m", Text: "t", FinishReason: "stop", Send: 1, Usage: &Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15}},
+		TurnStarted{Turn: 1, Instructions: "i", Input: "two", Model: model, History: []HistoryMessage{{Role: "user", Content: "one"}, {Role: "assistant", Content: "Turn 1: one"}}},
 		ToolCall{Turn: 1, Index: 2, ID: "c", Name: "n", Arguments: `{"q":"x"}`},
 		ToolResult{Turn: 1, Index: 1, ID: "c", Name: "n", Source: "live", Dispatched: true, Result: "ok"},
 		ToolResult{Turn: 1, Source: "disabled"},
@@ -92,7 +95,8 @@ func TestDecodeFastTakesTheTurnRecords(t *testing.T) {
 		v    any
 	}{
 		{0, &SessionPlaced{}}, {2, &TurnStarted{}}, {3, &ModelRequest{}}, {4, &ModelCompletion{}},
-		{6, &TurnTerminal{}}, {7, &TurnTerminal{}}, {8, &ToolCall{}}, {9, &ToolResult{}}, {10, &ToolResult{}},
+		{6, &TurnTerminal{}}, {7, &TurnTerminal{}}, {8, &TurnTerminal{}}, {9, &ModelCompletion{}},
+		{11, &ToolCall{}}, {12, &ToolResult{}}, {13, &ToolResult{}},
 	} {
 		if !decodeFast(seeds[c.seed], c.v) {
 			t.Errorf("%T from %s took encoding/json", c.v, seeds[c.seed])

@@ -51,6 +51,9 @@ func encodeFast(v any) ([]byte, bool) {
 		}
 		return encodeFast(*p)
 	case TurnStarted:
+		if len(p.History) != 0 {
+			return nil, false
+		}
 		b := make([]byte, 0, 96+len(p.Instructions)+len(p.Input))
 		b = appendIntField(b, `{"turn":`, p.Turn)
 		b = appendStringField(b, `,"instructions":`, p.Instructions)
@@ -79,6 +82,12 @@ func encodeFast(v any) ([]byte, bool) {
 		if p.Send != 0 {
 			b = appendIntField(b, `,"send":`, p.Send)
 		}
+		if u := p.Usage; u != nil {
+			b = appendIntField(b, `,"usage":{"promptTokens":`, u.PromptTokens)
+			b = appendIntField(b, `,"completionTokens":`, u.CompletionTokens)
+			b = appendIntField(b, `,"totalTokens":`, u.TotalTokens)
+			b = append(b, '}')
+		}
 		return append(b, '}'), true
 	case TurnTerminal:
 		b := make([]byte, 0, 48+len(p.Answer)+len(p.Error))
@@ -89,6 +98,9 @@ func encodeFast(v any) ([]byte, bool) {
 		}
 		if p.Error != "" {
 			b = appendStringField(b, `,"error":`, p.Error)
+		}
+		if p.DurationUs != 0 {
+			b = appendIntField(b, `,"durationUs":`, p.DurationUs)
 		}
 		return append(b, '}'), true
 	case SessionPlaced:

@@ -22,6 +22,9 @@ func encodeValues(s1, s2, s3 string, n, m int, flag bool) []any {
 		SessionPlaced{SessionID: s1, Model: model, Tools: []OfferedTool{{Name: s2, State: s3}}},
 		ToolCall{Turn: n, Index: m, ID: s1, Name: s2, Arguments: s3},
 		ToolResult{Turn: n, Index: m, ID: s1, Name: s2, Source: s3, Dispatched: flag, Result: s3},
+		TurnTerminal{Turn: n, State: s1, Answer: s2, DurationUs: m},
+		ModelCompletion{Turn: n, Model: s2, Text: s3, FinishReason: s1, Usage: &Usage{PromptTokens: n, CompletionTokens: m, TotalTokens: n + m}},
+		TurnStarted{Turn: n, Instructions: s1, Input: s3, Model: model, History: []HistoryMessage{{Role: s1, Content: s2}}},
 		ModelIdentity{Route: s1, Model: s2},
 	}
 	for _, v := range vs[:len(vs)-1] {

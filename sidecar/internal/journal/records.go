@@ -138,6 +138,19 @@ type TurnStarted struct {
 	Instructions string        `json:"instructions"`
 	Input        string        `json:"input"`
 	Model        ModelIdentity `json:"model"`
+	// History is the conversation a turn of a multi-turn example was sent
+	// with (the earlier turns' inputs and answers, oldest first), between
+	// the instructions and the input; replay sends it again, so the turn
+	// verifies on its own. Absent for a one-turn example and for a `kmx
+	// chat` turn, whose history is its conversation's earlier turns.
+	History []HistoryMessage `json:"history,omitempty"`
+}
+
+// HistoryMessage is one earlier message of a turn's history.
+type HistoryMessage struct {
+	// Role is "user" or "assistant".
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
 // ModelRequest is written when the harness sends a model request. It keeps
@@ -162,6 +175,16 @@ type ModelCompletion struct {
 	Send int `json:"send,omitempty"`
 	// ToolCalls is the batch a tool turn's first completion requested.
 	ToolCalls []ToolCallRequest `json:"toolCalls,omitempty"`
+	// Usage is the token usage the route reported for this send; absent
+	// when it reported none.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is a model send's token usage as the route reported it.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
 }
 
 // Turn states recorded by TurnTerminal.
@@ -177,6 +200,11 @@ type TurnTerminal struct {
 	State  string `json:"state"`
 	Answer string `json:"answer,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// DurationUs is the turn's duration in microseconds, from the
+	// Sessions service starting it to its terminal (model sends and tool
+	// calls; not judging): what maxLatencyMs is judged against. Absent in
+	// journals written before it was recorded.
+	DurationUs int `json:"durationUs,omitempty"`
 }
 
 // Encode marshals a payload for Append. The records a turn writes take a

@@ -110,6 +110,10 @@ const (
 	fieldRole
 	fieldContent
 	fieldToolCalls
+	fieldUsage
+	fieldPromptTokens
+	fieldCompletionTokens
+	fieldTotalTokens
 )
 
 // frameRole says which of the objects kmx reads fields from a container is.
@@ -122,6 +126,7 @@ const (
 	roleChoice              // that array's first element
 	roleMessage             // that element's "message" object
 	roleToolCalls           // that message's "tool_calls" array (tool path)
+	roleUsage               // the reply's "usage" object
 )
 
 // value is what the walk noted about one field kmx reads: the kind of its
@@ -160,6 +165,9 @@ type replyFields struct {
 	// toolCalls is the message's tool_calls value on the tool path; for an
 	// array, end is just past its ']'.
 	toolCalls value
+	usage     value
+	// promptTokens, completionTokens and totalTokens are usage's.
+	promptTokens, completionTokens, totalTokens value
 }
 
 // completion applies the reply rules, in the order and with the wording
@@ -194,7 +202,49 @@ func (f *replyFields) completion(body []byte, wantModel string) (Completion, err
 	if strings.TrimSpace(content) == "" {
 		return Completion{}, replyErr(ClassContent, "")
 	}
-	return Completion{Model: wantModel, Text: content, FinishReason: "stop"}, nil
+	return Completion{Model: wantModel, Text: content, FinishReason: "stop", Usage: f.tokenUsage(body)}, nil
+}
+
+// tokenUsage is the reply's usage when it reports one: a "usage" object
+// whose prompt_tokens, completion_tokens and total_tokens are all whole
+// numbers (digits only, at most 15). Anything else reports none: a budget
+// on tokens is then unknown, and the answer is not refused for it.
+func (f *replyFields) tokenUsage(body []byte) *Usage {
+	if f.usage.kind != tokObjectOpen {
+		return nil
+	}
+	var u Usage
+	for _, c := range []struct {
+		v   value
+		dst *int
+	}{{f.promptTokens, &u.PromptTokens}, {f.completionTokens, &u.CompletionTokens}, {f.totalTokens, &u.TotalTokens}} {
+		n, ok := wholeTokens(c.v, body)
+		if !ok {
+			return nil
+		}
+		*c.dst = n
+	}
+	return &u
+}
+
+// wholeTokens reads a usage count: a JSON number of 1 to 15 digits with no
+// sign, fraction, exponent or leading zero.
+func wholeTokens(v value, body []byte) (int, bool) {
+	if v.kind != tokNumber {
+		return 0, false
+	}
+	digits := body[v.start:v.end]
+	if len(digits) == 0 || len(digits) > 15 || (len(digits) > 1 && digits[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // choiceFinish applies the rules both paths share up to the finish
@@ -680,6 +730,20 @@ func (w *replyWalk) note(top *walkFrame, tok token) frameRole {
 			if v.kind == tokArrayOpen {
 				return roleChoices
 			}
+		case fieldUsage:
+			f.usage = v
+			if v.kind == tokObjectOpen {
+				return roleUsage
+			}
+		}
+	case roleUsage:
+		switch top.field {
+		case fieldPromptTokens:
+			f.promptTokens = v
+		case fieldCompletionTokens:
+			f.completionTokens = v
+		case fieldTotalTokens:
+			f.totalTokens = v
 		}
 	case roleChoices:
 		top.count++
@@ -859,6 +923,14 @@ func fieldOf(name []byte) fieldID {
 		return fieldContent
 	case "tool_calls":
 		return fieldToolCalls
+	case "usage":
+		return fieldUsage
+	case "prompt_tokens":
+		return fieldPromptTokens
+	case "completion_tokens":
+		return fieldCompletionTokens
+	case "total_tokens":
+		return fieldTotalTokens
 	}
 	return fieldOther
 }

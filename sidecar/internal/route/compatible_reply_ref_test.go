@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -86,7 +87,29 @@ func refDecodeReply(body []byte, wantModel string) (Completion, error) {
 	if !ok || strings.TrimSpace(content) == "" {
 		return Completion{}, replyErr(ClassContent, "")
 	}
-	return Completion{Model: model, Text: content, FinishReason: finish}, nil
+	return Completion{Model: model, Text: content, FinishReason: finish, Usage: refUsage(top["usage"])}, nil
+}
+
+// refUsage reads a reply's usage: an object whose three counts are all
+// whole numbers of 1 to 15 digits; anything else reports none.
+func refUsage(raw json.RawMessage) *Usage {
+	var obj map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
+		return nil
+	}
+	var u Usage
+	for key, dst := range map[string]*int{"prompt_tokens": &u.PromptTokens, "completion_tokens": &u.CompletionTokens, "total_tokens": &u.TotalTokens} {
+		n := string(obj[key])
+		if len(n) == 0 || len(n) > 15 || (len(n) > 1 && n[0] == '0') || strings.Trim(n, "0123456789") != "" {
+			return nil
+		}
+		v, err := strconv.Atoi(n)
+		if err != nil {
+			return nil
+		}
+		*dst = v
+	}
+	return &u
 }
 
 // refJsonString decodes raw as a JSON string. Absent, null and any other type
@@ -395,7 +418,7 @@ func refDecodeToolReply(body []byte, wantModel string, offered []ToolDef, after 
 		if !isString || strings.TrimSpace(content) == "" {
 			return Completion{}, replyErr(ClassContent, "")
 		}
-		return Completion{Model: model, Text: content, FinishReason: "stop"}, nil
+		return Completion{Model: model, Text: content, FinishReason: "stop", Usage: refUsage(top["usage"])}, nil
 	}
 	switch {
 	case len(calls) == 0:
@@ -408,7 +431,7 @@ func refDecodeToolReply(body []byte, wantModel string, offered []ToolDef, after 
 	if rawContent, present := message["content"]; present && !isString && string(rawContent) != "null" {
 		return Completion{}, replyErr(ClassContent, "")
 	}
-	out := Completion{Model: model, Text: content, FinishReason: "tool_calls"}
+	out := Completion{Model: model, Text: content, FinishReason: "tool_calls", Usage: refUsage(top["usage"])}
 	ids := map[string]bool{}
 	for i, raw := range calls {
 		n := i + 1

@@ -381,3 +381,36 @@ func TestWrongModelNamesWhatCameBack(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeReplyUsage(t *testing.T) {
+	const head = `{"model":"m","choices":[{"finish_reason":"stop","message":{"role":"assistant","content":"hi"}}]`
+	tests := []struct {
+		name  string
+		usage string
+		want  *Usage
+	}{
+		{"reported", `,"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}`, &Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15}},
+		{"none", ``, nil},
+		{"null", `,"usage":null`, nil},
+		{"a count missing", `,"usage":{"prompt_tokens":12,"completion_tokens":3}`, nil},
+		{"a fraction", `,"usage":{"prompt_tokens":12.5,"completion_tokens":3,"total_tokens":15}`, nil},
+		{"a string", `,"usage":{"prompt_tokens":"12","completion_tokens":3,"total_tokens":15}`, nil},
+		{"negative", `,"usage":{"prompt_tokens":-1,"completion_tokens":3,"total_tokens":2}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := []byte(head + tt.usage + "}")
+			c, err := DecodeReply(body, "m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (c.Usage == nil) != (tt.want == nil) || c.Usage != nil && *c.Usage != *tt.want {
+				t.Fatalf("usage = %+v, want %+v", c.Usage, tt.want)
+			}
+			ref, _ := refDecodeReply(body, "m")
+			if !reflect.DeepEqual(ref, c) {
+				t.Fatalf("reference %+v, walk %+v", ref, c)
+			}
+		})
+	}
+}

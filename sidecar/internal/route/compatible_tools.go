@@ -237,7 +237,7 @@ func (f *replyFields) toolCompletion(body []byte, wantModel string, offered []To
 		if f.content.kind != tokString || strings.TrimSpace(string(f.content.text(body))) == "" {
 			return Completion{}, replyErr(ClassContent, "")
 		}
-		return Completion{Model: wantModel, Text: string(f.content.text(body)), FinishReason: "stop"}, nil
+		return Completion{Model: wantModel, Text: string(f.content.text(body)), FinishReason: "stop", Usage: f.tokenUsage(body)}, nil
 	}
 	switch {
 	case len(raw) == 0:
@@ -268,7 +268,7 @@ func (f *replyFields) toolCompletion(body []byte, wantModel string, offered []To
 		}
 		calls = append(calls, tc)
 	}
-	return Completion{Model: wantModel, Text: text, FinishReason: "tool_calls", ToolCalls: calls}, nil
+	return Completion{Model: wantModel, Text: text, FinishReason: "tool_calls", ToolCalls: calls, Usage: f.tokenUsage(body)}, nil
 }
 
 // decodeToolCall reads the n-th call of a batch by its exact field names

@@ -422,3 +422,26 @@ func TestCompatibleToolFreeBodyUnchanged(t *testing.T) {
 		t.Errorf("body %s, want %s", b, want)
 	}
 }
+
+// The tool path reads the reply's usage as the text path does, on a batch
+// and on the answer after it, so a maxTokens budget on a tool-calling
+// endpoint is judged, not unknown.
+func TestDecodeToolReplyUsage(t *testing.T) {
+	offered := []ToolDef{{Name: "ping"}}
+	const usage = `,"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}`
+	want := Usage{PromptTokens: 7, CompletionTokens: 2, TotalTokens: 9}
+	batch := `{"model":"m","choices":[{"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ping","arguments":"{}"}}]}}]`
+	answer := `{"model":"m","choices":[{"finish_reason":"stop","message":{"role":"assistant","content":"pong"}}]`
+	for name, tc := range map[string]struct {
+		body  string
+		after bool
+	}{"batch": {batch, false}, "answer": {answer, true}} {
+		c, err := DecodeToolReply([]byte(tc.body+usage), "m", offered, tc.after)
+		if err != nil || c.Usage == nil || *c.Usage != want {
+			t.Fatalf("%s: usage = %+v, %v; want %+v", name, c.Usage, err, want)
+		}
+		if c, err := DecodeToolReply([]byte(tc.body+"}"), "m", offered, tc.after); err != nil || c.Usage != nil {
+			t.Fatalf("%s without usage: %+v, %v; want none", name, c.Usage, err)
+		}
+	}
+}

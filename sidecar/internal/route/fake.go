@@ -103,8 +103,42 @@ func NewFake() Model { return fakeModel{} }
 func (fakeModel) Identity() Identity { return Identity{Route: Fake, Model: Fake} }
 
 // Complete answers per the directive table. The request's model name is not
-// checked: on the fake route every model name is served by the fake.
-func (fakeModel) Complete(ctx context.Context, req Request) (Completion, error) {
+// checked: on the fake route every model name is served by the fake. Its
+// usage is FakeUsage's deterministic count.
+func (f fakeModel) Complete(ctx context.Context, req Request) (Completion, error) {
+	c, err := f.complete(ctx, req)
+	if err != nil {
+		return c, err
+	}
+	u := FakeUsage(req, c)
+	c.Usage = &u
+	return c, nil
+}
+
+// FakeUsage is the fake model's token count: no tokenizer, one token per
+// four bytes (rounded up) of each message's content and tool call
+// arguments, the request's as prompt tokens and the completion's as
+// completion tokens. It depends on the bytes alone, so a maxTokens budget
+// on the fake model passes or fails the same way every time.
+func FakeUsage(req Request, c Completion) Usage {
+	var u Usage
+	for _, m := range req.Messages {
+		u.PromptTokens += fakeTokens(m.Content)
+		for _, tc := range m.ToolCalls {
+			u.PromptTokens += fakeTokens(tc.Arguments)
+		}
+	}
+	u.CompletionTokens = fakeTokens(c.Text)
+	for _, tc := range c.ToolCalls {
+		u.CompletionTokens += fakeTokens(tc.Arguments)
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u
+}
+
+func fakeTokens(s string) int { return (len(s) + 3) / 4 }
+
+func (fakeModel) complete(ctx context.Context, req Request) (Completion, error) {
 	if err := ctx.Err(); err != nil {
 		return Completion{}, err
 	}

@@ -52,6 +52,8 @@ func TestFakeDirectives(t *testing.T) {
 				t.Fatalf("Complete: %v", err)
 			}
 			want := Completion{Model: "fake", Text: tc.want, FinishReason: "stop"}
+			u := FakeUsage(ChatRequest("fake", tc.instructions, tc.input), want)
+			want.Usage = &u
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("Complete = %+v, want %+v", got, want)
 			}
@@ -185,5 +187,19 @@ func TestFakeEditDirectiveReadsThenEdits(t *testing.T) {
 	// Rows 1 to 3 win over row 4.
 	if c, err := m.Complete(context.Background(), ChatRequest("fake", instr+"\nReply with exactly `A`.", "x")); err != nil || c.Text != "A" {
 		t.Fatalf("row 1: %+v, %v", c, err)
+	}
+}
+
+// TestFakeUsageCountsBytes: the fake model's usage is one token per four
+// bytes (rounded up) of every message, the same for the same request.
+func TestFakeUsageCountsBytes(t *testing.T) {
+	req := ChatRequestWithHistory("fake", "Reply with exactly `ok`.", []Message{{Role: "user", Content: "12345"}, {Role: "assistant", Content: "ok"}}, "1234")
+	got, err := NewFake().Complete(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 24 bytes of instructions: 6; "12345": 2; "ok": 1; "1234": 1. Answer "ok": 1.
+	if want := (Usage{PromptTokens: 10, CompletionTokens: 1, TotalTokens: 11}); got.Usage == nil || *got.Usage != want {
+		t.Fatalf("usage = %+v, want %+v", got.Usage, want)
 	}
 }

@@ -77,6 +77,17 @@ type Completion struct {
 	FinishReason string `json:"finishReason"`
 	// ToolCalls is the batch of tool calls the model requested, if any.
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// Usage is the token usage the route reported for this send; nil when
+	// it reported none (a budget on tokens is then unknown, never a pass).
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is one send's token usage as a route reports it: an endpoint's
+// `usage` object, or the fake model's deterministic count.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
 }
 
 // HasTools reports whether req offers tools or carries a tool exchange.

@@ -169,3 +169,43 @@ func TestRequestIsCommittedBeforeTheSend(t *testing.T) {
 		t.Fatalf("model calls = %d, want 2", n)
 	}
 }
+
+// A turn of a multi-turn example carries its history: the model receives
+// it (the fake's turn number counts its user messages), turn.started
+// journals it, and the turn verifies from the journal alone; a caller's
+// different history is no history of this turn. The verification carries
+// the journaled duration and the fake model's usage.
+func TestExecuteWithHistoryJournalsAndVerifiesIt(t *testing.T) {
+	run := newRun(t)
+	c := startEmbedded(t, run.j, fakeResolver)
+	history := []*sessionspb.ChatMessage{{Role: harness.RoleUser, Content: "one"}, {Role: harness.RoleAssistant, Content: "Turn 1: one"}}
+	req := agentExecute("two")
+	req.Instructions, req.History = "Reply with the turn number", history
+	events, err := execute(t, c, req)
+	if err != nil || len(events) != 3 {
+		t.Fatalf("execute = %v, %v", events, err)
+	}
+	v := events[2].GetVerified()
+	if !v.GetVerified() || v.GetAnswer() != "Turn 2: two" {
+		t.Fatalf("verified = %v", v)
+	}
+	if v.GetDurationUs() <= 0 || v.GetUsage() == nil || v.GetUsage().GetTotalTokens() != v.GetUsage().GetPromptTokens()+v.GetUsage().GetCompletionTokens() || v.GetUsage().GetTotalTokens() == 0 {
+		t.Fatalf("measures = %d us, usage %v", v.GetDurationUs(), v.GetUsage())
+	}
+	id := events[0].GetPlaced().GetSessionId()
+	recs, err := run.reopen(t).Records(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started journal.TurnStarted
+	if err := journal.Decode(recs[1].Payload, &started); err != nil || len(started.History) != 2 || started.History[1].Content != "Turn 1: one" {
+		t.Fatalf("turn.started = %s (%v)", recs[1].Payload, err)
+	}
+	if again, err := c.VerifyTurn(context.Background(), &sessionspb.VerifyTurnRequest{SessionId: id, Turn: 1}); err != nil || !again.GetVerified() {
+		t.Fatalf("verify from the journal alone = %v, %v", again, err)
+	}
+	other := []*sessionspb.ChatMessage{{Role: harness.RoleUser, Content: "one"}, {Role: harness.RoleAssistant, Content: "Turn 1: changed"}}
+	if bad, err := c.VerifyTurn(context.Background(), &sessionspb.VerifyTurnRequest{SessionId: id, Turn: 1, History: other}); err != nil || bad.GetVerified() {
+		t.Fatalf("verify with another history = %v, %v", bad, err)
+	}
+}

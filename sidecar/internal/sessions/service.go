@@ -179,7 +179,7 @@ func (s *service) RunTurn(ctx context.Context, req *sessionspb.RunTurnRequest) (
 	}
 	started := false
 	defer func() { s.endTurn(sess, started) }()
-	rec, err := startedRecord(sess, turn, req)
+	rec, err := startedRecord(sess, turn, req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -222,8 +222,9 @@ func (s *service) executeOne(stream grpc.BidiStreamingServer[sessionspb.ExecuteR
 		return err
 	}
 	const turn = 1
-	run := &sessionspb.RunTurnRequest{SessionId: sess.id, Instructions: req.GetInstructions(), Input: req.GetInput()}
-	started, err := startedRecord(sess, turn, run)
+	run := &sessionspb.RunTurnRequest{SessionId: sess.id, Instructions: req.GetInstructions(), Input: req.GetInput(), History: req.GetHistory()}
+	// An example's turn journals its history: it replays on its own.
+	started, err := startedRecord(sess, turn, run, true)
 	if err != nil {
 		return err
 	}
@@ -246,18 +247,46 @@ func (s *service) executeOne(stream grpc.BidiStreamingServer[sessionspb.ExecuteR
 	if res.GetState() != sessionspb.TurnState_TURN_STATE_COMPLETED {
 		return nil
 	}
-	v, err := s.verifyTurn(ctx, sess.id, turn, nil, ts)
+	v, err := s.verifyTurn(ctx, sess.id, turn, req.GetHistory(), ts)
 	if err != nil {
 		return err
 	}
 	return stream.Send(&sessionspb.ExecuteEvent{Event: &sessionspb.ExecuteEvent_Verified{Verified: v}})
 }
 
+// historyRecord is the journal form of a turn's history.
+func historyRecord(msgs []*sessionspb.ChatMessage) []journal.HistoryMessage {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]journal.HistoryMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = journal.HistoryMessage{Role: m.GetRole(), Content: m.GetContent()}
+	}
+	return out
+}
+
+// historyProto is historyRecord's inverse.
+func historyProto(msgs []journal.HistoryMessage) []*sessionspb.ChatMessage {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]*sessionspb.ChatMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = &sessionspb.ChatMessage{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
 // startedRecord is the turn.started record of a turn, not yet journaled.
-func startedRecord(sess *session, turn int, req *sessionspb.RunTurnRequest) (journal.Record, error) {
-	payload, err := journal.Encode(journal.TurnStarted{
-		Turn: turn, Instructions: req.GetInstructions(), Input: req.GetInput(), Model: sess.model,
-	})
+// withHistory journals the request's history in it (an example's turn); a
+// conversation's turn leaves it out, its history being its earlier turns.
+func startedRecord(sess *session, turn int, req *sessionspb.RunTurnRequest, withHistory bool) (journal.Record, error) {
+	ts := journal.TurnStarted{Turn: turn, Instructions: req.GetInstructions(), Input: req.GetInput(), Model: sess.model}
+	if withHistory {
+		ts.History = historyRecord(req.GetHistory())
+	}
+	payload, err := journal.Encode(ts)
 	if err != nil {
 		return journal.Record{}, status.Error(codes.Internal, err.Error())
 	}
@@ -285,7 +314,9 @@ func (s *service) runTurn(ctx context.Context, sess *session, turn int, req *ses
 			cancel()
 		}
 	}()
+	begun := time.Now()
 	term, tr, open, runErr := s.streamTurn(hctx, sess, turn, req, w, keep)
+	term.DurationUs = max(int(time.Since(begun).Microseconds()), 1)
 	// Runs before cancel above: a stream marked reusable goes back to the
 	// pool before hctx ends.
 	defer func() {

@@ -129,6 +129,12 @@ func TestTurnWritesFiveCommittedRecords(t *testing.T) {
 		t.Fatalf("turn wrote %d records, want %d", len(recs), len(journal.TurnKinds))
 	}
 	sum, size, _ := harness.RequestDigest(route.ChatRequest(route.Fake, fakeInstructions, "week 48"))
+	usage := route.FakeUsage(route.ChatRequest(route.Fake, fakeInstructions, "week 48"), route.Completion{Text: "Release notes: week 48"})
+	// The terminal journals the turn's duration, which no test can know.
+	var term journal.TurnTerminal
+	if err := journal.Decode(recs[len(recs)-1].Payload, &term); err != nil || term.DurationUs <= 0 {
+		t.Fatalf("terminal %s has no duration (%v)", recs[len(recs)-1].Payload, err)
+	}
 	want := []struct {
 		turn    int
 		payload any
@@ -138,8 +144,9 @@ func TestTurnWritesFiveCommittedRecords(t *testing.T) {
 		{1, journal.TurnStarted{Turn: 1, Instructions: fakeInstructions, Input: "week 48",
 			Model: journal.ModelIdentity{Route: route.Fake, Model: route.Fake}}},
 		{1, journal.ModelRequest{Turn: 1, Model: route.Fake, SHA256: sum, Bytes: size}},
-		{1, journal.ModelCompletion{Turn: 1, Model: route.Fake, Text: "Release notes: week 48", FinishReason: "stop"}},
-		{1, journal.TurnTerminal{Turn: 1, State: journal.StateCompleted, Answer: "Release notes: week 48"}},
+		{1, journal.ModelCompletion{Turn: 1, Model: route.Fake, Text: "Release notes: week 48", FinishReason: "stop",
+			Usage: &journal.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, TotalTokens: usage.TotalTokens}}},
+		{1, journal.TurnTerminal{Turn: 1, State: journal.StateCompleted, Answer: "Release notes: week 48", DurationUs: term.DurationUs}},
 	}
 	for i, r := range recs {
 		if r.Kind != journal.TurnKinds[i] || r.Version != journal.SchemaVersion || r.Turn != want[i].turn || r.SessionID != id {
@@ -356,6 +363,10 @@ func TestCancelledTurnStopsModelAndIsJournaled(t *testing.T) {
 	if err := journal.Decode(recs[len(recs)-1].Payload, &term); err != nil {
 		t.Fatal(err)
 	}
+	if term.DurationUs <= 0 {
+		t.Errorf("terminal %+v has no duration", term)
+	}
+	term.DurationUs = 0
 	if term != (journal.TurnTerminal{Turn: 1, State: journal.StateCancelled, Error: harness.ErrTextCancelled}) {
 		t.Errorf("terminal = %+v", term)
 	}

@@ -77,13 +77,67 @@ func (s *service) verifyTurn(ctx context.Context, sessionID string, turn int, hi
 		if reason != "" {
 			return refuse(reason, n), nil
 		}
-		return s.replayTools(ctx, tt, n, history, ts)
+		h, ok := turnHistory(tt.started, history)
+		if !ok {
+			return refuse(ReasonReplayRequest, n), nil
+		}
+		return measured(s.replayTools(ctx, tt, n, h, ts))(tt.terminal, tt.tr.completions)
 	}
 	jt, n, reason := collectTurn(recs, sessionID, turn, placed)
 	if reason != "" {
 		return refuse(reason, n), nil
 	}
-	return s.replay(ctx, jt, n, history, ts)
+	h, ok := turnHistory(jt.started, history)
+	if !ok {
+		return refuse(ReasonReplayRequest, n), nil
+	}
+	return measured(s.replay(ctx, jt, n, h, ts))(jt.terminal, []journal.ModelCompletion{jt.completion})
+}
+
+// turnHistory is the history a turn is replayed with: the one its
+// turn.started journaled (an example's turn), else the caller's (a
+// conversation rebuilds it from its earlier turns). A caller's non-empty
+// history that differs from a journaled one is no history of this turn.
+func turnHistory(started journal.TurnStarted, passed []*sessionspb.ChatMessage) ([]*sessionspb.ChatMessage, bool) {
+	if len(started.History) == 0 {
+		return passed, true
+	}
+	if len(passed) != 0 {
+		if len(passed) != len(started.History) {
+			return nil, false
+		}
+		for i, m := range passed {
+			if m.GetRole() != started.History[i].Role || m.GetContent() != started.History[i].Content {
+				return nil, false
+			}
+		}
+	}
+	return historyProto(started.History), true
+}
+
+// measured adds a verified turn's journaled measures to its response: the
+// terminal's duration and the usage summed over its completions (none when
+// any send reported none).
+func measured(resp *sessionspb.VerifyTurnResponse, err error) func(journal.TurnTerminal, []journal.ModelCompletion) (*sessionspb.VerifyTurnResponse, error) {
+	return func(term journal.TurnTerminal, comps []journal.ModelCompletion) (*sessionspb.VerifyTurnResponse, error) {
+		if err != nil || resp == nil || !resp.GetVerified() {
+			return resp, err
+		}
+		resp.DurationUs = int64(term.DurationUs)
+		var u sessionspb.TokenUsage
+		for _, c := range comps {
+			if c.Usage == nil {
+				return resp, nil
+			}
+			u.PromptTokens += int64(c.Usage.PromptTokens)
+			u.CompletionTokens += int64(c.Usage.CompletionTokens)
+			u.TotalTokens += int64(c.Usage.TotalTokens)
+		}
+		if len(comps) > 0 {
+			resp.Usage = &u
+		}
+		return resp, nil
+	}
 }
 
 func refuse(reason string, records int) *sessionspb.VerifyTurnResponse {

@@ -138,8 +138,12 @@ type ExecuteRequest struct {
 	// example's), in nanoseconds since the Unix epoch. The stream outlives
 	// its requests, so its deadline cannot carry theirs.
 	DeadlineUnixNano int64 `protobuf:"varint,4,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// history is the conversation a turn of a multi-turn example is sent
+	// with (the earlier turns' inputs and answers, oldest first). It is
+	// journaled in the turn's turn.started, so the turn replays on its own.
+	History       []*ChatMessage `protobuf:"bytes,5,rep,name=history,proto3" json:"history,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
@@ -198,6 +202,13 @@ func (x *ExecuteRequest) GetDeadlineUnixNano() int64 {
 		return x.DeadlineUnixNano
 	}
 	return 0
+}
+
+func (x *ExecuteRequest) GetHistory() []*ChatMessage {
+	if x != nil {
+		return x.History
+	}
+	return nil
 }
 
 type ExecuteEvent struct {
@@ -997,8 +1008,14 @@ type VerifyTurnResponse struct {
 	// journaled workspace.outcome payload (what changed, the asserted
 	// files' final state), what its file assertions are judged from.
 	WorkspaceOutcomeJson []byte `protobuf:"bytes,9,opt,name=workspace_outcome_json,json=workspaceOutcomeJson,proto3" json:"workspace_outcome_json,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// duration_us is the verified turn's journaled duration (0: none was
+	// journaled).
+	DurationUs int64 `protobuf:"varint,7,opt,name=duration_us,json=durationUs,proto3" json:"duration_us,omitempty"`
+	// usage is the agent's token usage summed over the verified turn's
+	// journaled model sends; absent when any send reported none.
+	Usage         *TokenUsage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VerifyTurnResponse) Reset() {
@@ -1080,6 +1097,81 @@ func (x *VerifyTurnResponse) GetWorkspaceOutcomeJson() []byte {
 	return nil
 }
 
+func (x *VerifyTurnResponse) GetDurationUs() int64 {
+	if x != nil {
+		return x.DurationUs
+	}
+	return 0
+}
+
+func (x *VerifyTurnResponse) GetUsage() *TokenUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+// TokenUsage is token usage as a route reported it.
+type TokenUsage struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	PromptTokens     int64                  `protobuf:"varint,1,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	CompletionTokens int64                  `protobuf:"varint,2,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
+	TotalTokens      int64                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *TokenUsage) Reset() {
+	*x = TokenUsage{}
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenUsage) ProtoMessage() {}
+
+func (x *TokenUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenUsage.ProtoReflect.Descriptor instead.
+func (*TokenUsage) Descriptor() ([]byte, []int) {
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *TokenUsage) GetPromptTokens() int64 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
+}
+
+func (x *TokenUsage) GetCompletionTokens() int64 {
+	if x != nil {
+		return x.CompletionTokens
+	}
+	return 0
+}
+
+func (x *TokenUsage) GetTotalTokens() int64 {
+	if x != nil {
+		return x.TotalTokens
+	}
+	return 0
+}
+
 type HarnessInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Input:
@@ -1094,7 +1186,7 @@ type HarnessInput struct {
 
 func (x *HarnessInput) Reset() {
 	*x = HarnessInput{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1198,7 @@ func (x *HarnessInput) String() string {
 func (*HarnessInput) ProtoMessage() {}
 
 func (x *HarnessInput) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[13]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1211,7 @@ func (x *HarnessInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessInput.ProtoReflect.Descriptor instead.
 func (*HarnessInput) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{13}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HarnessInput) GetInput() isHarnessInput_Input {
@@ -1191,7 +1283,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1295,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[14]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1308,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{14}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{15}
 }
 
 // ChatMessage is one earlier message of a conversation: role "user" or
@@ -1231,7 +1323,7 @@ type ChatMessage struct {
 
 func (x *ChatMessage) Reset() {
 	*x = ChatMessage{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1335,7 @@ func (x *ChatMessage) String() string {
 func (*ChatMessage) ProtoMessage() {}
 
 func (x *ChatMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[15]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1348,7 @@ func (x *ChatMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatMessage.ProtoReflect.Descriptor instead.
 func (*ChatMessage) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{15}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ChatMessage) GetRole() string {
@@ -1289,7 +1381,7 @@ type RecordedExchange struct {
 
 func (x *RecordedExchange) Reset() {
 	*x = RecordedExchange{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1393,7 @@ func (x *RecordedExchange) String() string {
 func (*RecordedExchange) ProtoMessage() {}
 
 func (x *RecordedExchange) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[16]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1406,7 @@ func (x *RecordedExchange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordedExchange.ProtoReflect.Descriptor instead.
 func (*RecordedExchange) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{16}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RecordedExchange) GetRequestJson() []byte {
@@ -1357,7 +1449,7 @@ type RecordedSend struct {
 
 func (x *RecordedSend) Reset() {
 	*x = RecordedSend{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1461,7 @@ func (x *RecordedSend) String() string {
 func (*RecordedSend) ProtoMessage() {}
 
 func (x *RecordedSend) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[17]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1474,7 @@ func (x *RecordedSend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordedSend.ProtoReflect.Descriptor instead.
 func (*RecordedSend) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{17}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RecordedSend) GetRequestJson() []byte {
@@ -1440,7 +1532,7 @@ type HarnessTurnRequest struct {
 
 func (x *HarnessTurnRequest) Reset() {
 	*x = HarnessTurnRequest{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1544,7 @@ func (x *HarnessTurnRequest) String() string {
 func (*HarnessTurnRequest) ProtoMessage() {}
 
 func (x *HarnessTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[18]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1557,7 @@ func (x *HarnessTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessTurnRequest.ProtoReflect.Descriptor instead.
 func (*HarnessTurnRequest) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{18}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HarnessTurnRequest) GetSessionId() string {
@@ -1576,7 +1668,7 @@ type HarnessEvent struct {
 
 func (x *HarnessEvent) Reset() {
 	*x = HarnessEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +1680,7 @@ func (x *HarnessEvent) String() string {
 func (*HarnessEvent) ProtoMessage() {}
 
 func (x *HarnessEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[19]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +1693,7 @@ func (x *HarnessEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HarnessEvent.ProtoReflect.Descriptor instead.
 func (*HarnessEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{19}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HarnessEvent) GetEvent() isHarnessEvent_Event {
@@ -1717,7 +1809,7 @@ type WorkspaceOutcomeEvent struct {
 
 func (x *WorkspaceOutcomeEvent) Reset() {
 	*x = WorkspaceOutcomeEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1821,7 @@ func (x *WorkspaceOutcomeEvent) String() string {
 func (*WorkspaceOutcomeEvent) ProtoMessage() {}
 
 func (x *WorkspaceOutcomeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[20]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1834,7 @@ func (x *WorkspaceOutcomeEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceOutcomeEvent.ProtoReflect.Descriptor instead.
 func (*WorkspaceOutcomeEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{20}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WorkspaceOutcomeEvent) GetOutcomeJson() []byte {
@@ -1762,7 +1854,7 @@ type ToolCallEvent struct {
 
 func (x *ToolCallEvent) Reset() {
 	*x = ToolCallEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1866,7 @@ func (x *ToolCallEvent) String() string {
 func (*ToolCallEvent) ProtoMessage() {}
 
 func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[21]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +1879,7 @@ func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallEvent.ProtoReflect.Descriptor instead.
 func (*ToolCallEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{21}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ToolCallEvent) GetCallJson() []byte {
@@ -1807,7 +1899,7 @@ type ToolResultEvent struct {
 
 func (x *ToolResultEvent) Reset() {
 	*x = ToolResultEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +1911,7 @@ func (x *ToolResultEvent) String() string {
 func (*ToolResultEvent) ProtoMessage() {}
 
 func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[22]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +1924,7 @@ func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultEvent.ProtoReflect.Descriptor instead.
 func (*ToolResultEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{22}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ToolResultEvent) GetResultJson() []byte {
@@ -1851,7 +1943,7 @@ type ModelRequestEvent struct {
 
 func (x *ModelRequestEvent) Reset() {
 	*x = ModelRequestEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[23]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +1955,7 @@ func (x *ModelRequestEvent) String() string {
 func (*ModelRequestEvent) ProtoMessage() {}
 
 func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[23]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +1968,7 @@ func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequestEvent.ProtoReflect.Descriptor instead.
 func (*ModelRequestEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{23}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ModelRequestEvent) GetRequestJson() []byte {
@@ -1895,7 +1987,7 @@ type ModelCompletionEvent struct {
 
 func (x *ModelCompletionEvent) Reset() {
 	*x = ModelCompletionEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[24]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +1999,7 @@ func (x *ModelCompletionEvent) String() string {
 func (*ModelCompletionEvent) ProtoMessage() {}
 
 func (x *ModelCompletionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[24]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2012,7 @@ func (x *ModelCompletionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCompletionEvent.ProtoReflect.Descriptor instead.
 func (*ModelCompletionEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{24}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ModelCompletionEvent) GetCompletionJson() []byte {
@@ -1946,7 +2038,7 @@ type TerminalEvent struct {
 
 func (x *TerminalEvent) Reset() {
 	*x = TerminalEvent{}
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[25]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2050,7 @@ func (x *TerminalEvent) String() string {
 func (*TerminalEvent) ProtoMessage() {}
 
 func (x *TerminalEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[25]
+	mi := &file_kmx_sessions_v1_sessions_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2063,7 @@ func (x *TerminalEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalEvent.ProtoReflect.Descriptor instead.
 func (*TerminalEvent) Descriptor() ([]byte, []int) {
-	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{25}
+	return file_kmx_sessions_v1_sessions_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TerminalEvent) GetState() TurnState {
@@ -2009,12 +2101,13 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\x1ekmx/sessions/v1/sessions.proto\x12\x0fkmx.sessions.v1\";\n" +
 	"\rModelIdentity\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\tR\x05route\x12\x14\n" +
-	"\x05model\x18\x02 \x01(\tR\x05model\"\xb9\x01\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\"\xf1\x01\n" +
 	"\x0eExecuteRequest\x12?\n" +
 	"\asession\x18\x01 \x01(\v2%.kmx.sessions.v1.CreateSessionRequestR\asession\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\x12\x14\n" +
 	"\x05input\x18\x03 \x01(\tR\x05input\x12,\n" +
-	"\x12deadline_unix_nano\x18\x04 \x01(\x03R\x10deadlineUnixNano\"\xd4\x01\n" +
+	"\x12deadline_unix_nano\x18\x04 \x01(\x03R\x10deadlineUnixNano\x126\n" +
+	"\ahistory\x18\x05 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\xd4\x01\n" +
 	"\fExecuteEvent\x12@\n" +
 	"\x06placed\x18\x01 \x01(\v2&.kmx.sessions.v1.CreateSessionResponseH\x00R\x06placed\x126\n" +
 	"\x04turn\x18\x02 \x01(\v2 .kmx.sessions.v1.RunTurnResponseH\x00R\x04turn\x12A\n" +
@@ -2077,7 +2170,7 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
 	"\x04turn\x18\x02 \x01(\x05R\x04turn\x126\n" +
-	"\ahistory\x18\x03 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\x86\x02\n" +
+	"\ahistory\x18\x03 \x03(\v2\x1c.kmx.sessions.v1.ChatMessageR\ahistory\"\xda\x02\n" +
 	"\x12VerifyTurnResponse\x12\x1a\n" +
 	"\bverified\x18\x01 \x01(\bR\bverified\x12\x16\n" +
 	"\x06answer\x18\x02 \x01(\tR\x06answer\x12\x1d\n" +
@@ -2086,7 +2179,15 @@ const file_kmx_sessions_v1_sessions_proto_rawDesc = "" +
 	"\arecords\x18\x04 \x01(\x05R\arecords\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x125\n" +
 	"\ttool_uses\x18\x06 \x03(\v2\x18.kmx.sessions.v1.ToolUseR\btoolUses\x124\n" +
-	"\x16workspace_outcome_json\x18\t \x01(\fR\x14workspaceOutcomeJson\"\xcf\x01\n" +
+	"\x16workspace_outcome_json\x18\t \x01(\fR\x14workspaceOutcomeJson\x12\x1f\n" +
+	"\vduration_us\x18\a \x01(\x03R\n" +
+	"durationUs\x121\n" +
+	"\x05usage\x18\b \x01(\v2\x1b.kmx.sessions.v1.TokenUsageR\x05usage\"\x81\x01\n" +
+	"\n" +
+	"TokenUsage\x12#\n" +
+	"\rprompt_tokens\x18\x01 \x01(\x03R\fpromptTokens\x12+\n" +
+	"\x11completion_tokens\x18\x02 \x01(\x03R\x10completionTokens\x12!\n" +
+	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\"\xcf\x01\n" +
 	"\fHarnessInput\x12;\n" +
 	"\x05start\x18\x01 \x01(\v2#.kmx.sessions.v1.HarnessTurnRequestH\x00R\x05start\x12:\n" +
 	"\tcommitted\x18\x02 \x01(\v2\x1a.kmx.sessions.v1.CommittedH\x00R\tcommitted\x12=\n" +
@@ -2174,7 +2275,7 @@ func file_kmx_sessions_v1_sessions_proto_rawDescGZIP() []byte {
 }
 
 var file_kmx_sessions_v1_sessions_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kmx_sessions_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_kmx_sessions_v1_sessions_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_kmx_sessions_v1_sessions_proto_goTypes = []any{
 	(TurnState)(0),                // 0: kmx.sessions.v1.TurnState
 	(*ModelIdentity)(nil),         // 1: kmx.sessions.v1.ModelIdentity
@@ -2190,65 +2291,68 @@ var file_kmx_sessions_v1_sessions_proto_goTypes = []any{
 	(*RunTurnResponse)(nil),       // 11: kmx.sessions.v1.RunTurnResponse
 	(*VerifyTurnRequest)(nil),     // 12: kmx.sessions.v1.VerifyTurnRequest
 	(*VerifyTurnResponse)(nil),    // 13: kmx.sessions.v1.VerifyTurnResponse
-	(*HarnessInput)(nil),          // 14: kmx.sessions.v1.HarnessInput
-	(*Committed)(nil),             // 15: kmx.sessions.v1.Committed
-	(*ChatMessage)(nil),           // 16: kmx.sessions.v1.ChatMessage
-	(*RecordedExchange)(nil),      // 17: kmx.sessions.v1.RecordedExchange
-	(*RecordedSend)(nil),          // 18: kmx.sessions.v1.RecordedSend
-	(*HarnessTurnRequest)(nil),    // 19: kmx.sessions.v1.HarnessTurnRequest
-	(*HarnessEvent)(nil),          // 20: kmx.sessions.v1.HarnessEvent
-	(*WorkspaceOutcomeEvent)(nil), // 21: kmx.sessions.v1.WorkspaceOutcomeEvent
-	(*ToolCallEvent)(nil),         // 22: kmx.sessions.v1.ToolCallEvent
-	(*ToolResultEvent)(nil),       // 23: kmx.sessions.v1.ToolResultEvent
-	(*ModelRequestEvent)(nil),     // 24: kmx.sessions.v1.ModelRequestEvent
-	(*ModelCompletionEvent)(nil),  // 25: kmx.sessions.v1.ModelCompletionEvent
-	(*TerminalEvent)(nil),         // 26: kmx.sessions.v1.TerminalEvent
+	(*TokenUsage)(nil),            // 14: kmx.sessions.v1.TokenUsage
+	(*HarnessInput)(nil),          // 15: kmx.sessions.v1.HarnessInput
+	(*Committed)(nil),             // 16: kmx.sessions.v1.Committed
+	(*ChatMessage)(nil),           // 17: kmx.sessions.v1.ChatMessage
+	(*RecordedExchange)(nil),      // 18: kmx.sessions.v1.RecordedExchange
+	(*RecordedSend)(nil),          // 19: kmx.sessions.v1.RecordedSend
+	(*HarnessTurnRequest)(nil),    // 20: kmx.sessions.v1.HarnessTurnRequest
+	(*HarnessEvent)(nil),          // 21: kmx.sessions.v1.HarnessEvent
+	(*WorkspaceOutcomeEvent)(nil), // 22: kmx.sessions.v1.WorkspaceOutcomeEvent
+	(*ToolCallEvent)(nil),         // 23: kmx.sessions.v1.ToolCallEvent
+	(*ToolResultEvent)(nil),       // 24: kmx.sessions.v1.ToolResultEvent
+	(*ModelRequestEvent)(nil),     // 25: kmx.sessions.v1.ModelRequestEvent
+	(*ModelCompletionEvent)(nil),  // 26: kmx.sessions.v1.ModelCompletionEvent
+	(*TerminalEvent)(nil),         // 27: kmx.sessions.v1.TerminalEvent
 }
 var file_kmx_sessions_v1_sessions_proto_depIdxs = []int32{
 	4,  // 0: kmx.sessions.v1.ExecuteRequest.session:type_name -> kmx.sessions.v1.CreateSessionRequest
-	9,  // 1: kmx.sessions.v1.ExecuteEvent.placed:type_name -> kmx.sessions.v1.CreateSessionResponse
-	11, // 2: kmx.sessions.v1.ExecuteEvent.turn:type_name -> kmx.sessions.v1.RunTurnResponse
-	13, // 3: kmx.sessions.v1.ExecuteEvent.verified:type_name -> kmx.sessions.v1.VerifyTurnResponse
-	1,  // 4: kmx.sessions.v1.CreateSessionRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	6,  // 5: kmx.sessions.v1.CreateSessionRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
-	5,  // 6: kmx.sessions.v1.CreateSessionRequest.workspace:type_name -> kmx.sessions.v1.WorkspaceRef
-	7,  // 7: kmx.sessions.v1.ToolSpec.recorded:type_name -> kmx.sessions.v1.SavedCall
-	16, // 8: kmx.sessions.v1.RunTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	0,  // 9: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
-	8,  // 10: kmx.sessions.v1.RunTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
-	16, // 11: kmx.sessions.v1.VerifyTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	8,  // 12: kmx.sessions.v1.VerifyTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
-	19, // 13: kmx.sessions.v1.HarnessInput.start:type_name -> kmx.sessions.v1.HarnessTurnRequest
-	15, // 14: kmx.sessions.v1.HarnessInput.committed:type_name -> kmx.sessions.v1.Committed
-	19, // 15: kmx.sessions.v1.HarnessInput.replay:type_name -> kmx.sessions.v1.HarnessTurnRequest
-	18, // 16: kmx.sessions.v1.RecordedExchange.sends:type_name -> kmx.sessions.v1.RecordedSend
-	1,  // 17: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
-	17, // 18: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
-	16, // 19: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
-	6,  // 20: kmx.sessions.v1.HarnessTurnRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
-	5,  // 21: kmx.sessions.v1.HarnessTurnRequest.workspace:type_name -> kmx.sessions.v1.WorkspaceRef
-	24, // 22: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
-	25, // 23: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
-	26, // 24: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
-	22, // 25: kmx.sessions.v1.HarnessEvent.tool_call:type_name -> kmx.sessions.v1.ToolCallEvent
-	23, // 26: kmx.sessions.v1.HarnessEvent.tool_result:type_name -> kmx.sessions.v1.ToolResultEvent
-	21, // 27: kmx.sessions.v1.HarnessEvent.workspace_outcome:type_name -> kmx.sessions.v1.WorkspaceOutcomeEvent
-	0,  // 28: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
-	4,  // 29: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
-	10, // 30: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
-	12, // 31: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
-	2,  // 32: kmx.sessions.v1.Sessions.Execute:input_type -> kmx.sessions.v1.ExecuteRequest
-	14, // 33: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessInput
-	9,  // 34: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
-	11, // 35: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
-	13, // 36: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
-	3,  // 37: kmx.sessions.v1.Sessions.Execute:output_type -> kmx.sessions.v1.ExecuteEvent
-	20, // 38: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
-	34, // [34:39] is the sub-list for method output_type
-	29, // [29:34] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	17, // 1: kmx.sessions.v1.ExecuteRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	9,  // 2: kmx.sessions.v1.ExecuteEvent.placed:type_name -> kmx.sessions.v1.CreateSessionResponse
+	11, // 3: kmx.sessions.v1.ExecuteEvent.turn:type_name -> kmx.sessions.v1.RunTurnResponse
+	13, // 4: kmx.sessions.v1.ExecuteEvent.verified:type_name -> kmx.sessions.v1.VerifyTurnResponse
+	1,  // 5: kmx.sessions.v1.CreateSessionRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
+	6,  // 6: kmx.sessions.v1.CreateSessionRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
+	5,  // 7: kmx.sessions.v1.CreateSessionRequest.workspace:type_name -> kmx.sessions.v1.WorkspaceRef
+	7,  // 8: kmx.sessions.v1.ToolSpec.recorded:type_name -> kmx.sessions.v1.SavedCall
+	17, // 9: kmx.sessions.v1.RunTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	0,  // 10: kmx.sessions.v1.RunTurnResponse.state:type_name -> kmx.sessions.v1.TurnState
+	8,  // 11: kmx.sessions.v1.RunTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
+	17, // 12: kmx.sessions.v1.VerifyTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	8,  // 13: kmx.sessions.v1.VerifyTurnResponse.tool_uses:type_name -> kmx.sessions.v1.ToolUse
+	14, // 14: kmx.sessions.v1.VerifyTurnResponse.usage:type_name -> kmx.sessions.v1.TokenUsage
+	20, // 15: kmx.sessions.v1.HarnessInput.start:type_name -> kmx.sessions.v1.HarnessTurnRequest
+	16, // 16: kmx.sessions.v1.HarnessInput.committed:type_name -> kmx.sessions.v1.Committed
+	20, // 17: kmx.sessions.v1.HarnessInput.replay:type_name -> kmx.sessions.v1.HarnessTurnRequest
+	19, // 18: kmx.sessions.v1.RecordedExchange.sends:type_name -> kmx.sessions.v1.RecordedSend
+	1,  // 19: kmx.sessions.v1.HarnessTurnRequest.model:type_name -> kmx.sessions.v1.ModelIdentity
+	18, // 20: kmx.sessions.v1.HarnessTurnRequest.replay:type_name -> kmx.sessions.v1.RecordedExchange
+	17, // 21: kmx.sessions.v1.HarnessTurnRequest.history:type_name -> kmx.sessions.v1.ChatMessage
+	6,  // 22: kmx.sessions.v1.HarnessTurnRequest.tools:type_name -> kmx.sessions.v1.ToolSpec
+	5,  // 23: kmx.sessions.v1.HarnessTurnRequest.workspace:type_name -> kmx.sessions.v1.WorkspaceRef
+	25, // 24: kmx.sessions.v1.HarnessEvent.model_request:type_name -> kmx.sessions.v1.ModelRequestEvent
+	26, // 25: kmx.sessions.v1.HarnessEvent.model_completion:type_name -> kmx.sessions.v1.ModelCompletionEvent
+	27, // 26: kmx.sessions.v1.HarnessEvent.terminal:type_name -> kmx.sessions.v1.TerminalEvent
+	23, // 27: kmx.sessions.v1.HarnessEvent.tool_call:type_name -> kmx.sessions.v1.ToolCallEvent
+	24, // 28: kmx.sessions.v1.HarnessEvent.tool_result:type_name -> kmx.sessions.v1.ToolResultEvent
+	22, // 29: kmx.sessions.v1.HarnessEvent.workspace_outcome:type_name -> kmx.sessions.v1.WorkspaceOutcomeEvent
+	0,  // 30: kmx.sessions.v1.TerminalEvent.state:type_name -> kmx.sessions.v1.TurnState
+	4,  // 31: kmx.sessions.v1.Sessions.CreateSession:input_type -> kmx.sessions.v1.CreateSessionRequest
+	10, // 32: kmx.sessions.v1.Sessions.RunTurn:input_type -> kmx.sessions.v1.RunTurnRequest
+	12, // 33: kmx.sessions.v1.Sessions.VerifyTurn:input_type -> kmx.sessions.v1.VerifyTurnRequest
+	2,  // 34: kmx.sessions.v1.Sessions.Execute:input_type -> kmx.sessions.v1.ExecuteRequest
+	15, // 35: kmx.sessions.v1.Harness.Turn:input_type -> kmx.sessions.v1.HarnessInput
+	9,  // 36: kmx.sessions.v1.Sessions.CreateSession:output_type -> kmx.sessions.v1.CreateSessionResponse
+	11, // 37: kmx.sessions.v1.Sessions.RunTurn:output_type -> kmx.sessions.v1.RunTurnResponse
+	13, // 38: kmx.sessions.v1.Sessions.VerifyTurn:output_type -> kmx.sessions.v1.VerifyTurnResponse
+	3,  // 39: kmx.sessions.v1.Sessions.Execute:output_type -> kmx.sessions.v1.ExecuteEvent
+	21, // 40: kmx.sessions.v1.Harness.Turn:output_type -> kmx.sessions.v1.HarnessEvent
+	36, // [36:41] is the sub-list for method output_type
+	31, // [31:36] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_kmx_sessions_v1_sessions_proto_init() }
@@ -2261,12 +2365,12 @@ func file_kmx_sessions_v1_sessions_proto_init() {
 		(*ExecuteEvent_Turn)(nil),
 		(*ExecuteEvent_Verified)(nil),
 	}
-	file_kmx_sessions_v1_sessions_proto_msgTypes[13].OneofWrappers = []any{
+	file_kmx_sessions_v1_sessions_proto_msgTypes[14].OneofWrappers = []any{
 		(*HarnessInput_Start)(nil),
 		(*HarnessInput_Committed)(nil),
 		(*HarnessInput_Replay)(nil),
 	}
-	file_kmx_sessions_v1_sessions_proto_msgTypes[19].OneofWrappers = []any{
+	file_kmx_sessions_v1_sessions_proto_msgTypes[20].OneofWrappers = []any{
 		(*HarnessEvent_ModelRequest)(nil),
 		(*HarnessEvent_ModelCompletion)(nil),
 		(*HarnessEvent_Terminal)(nil),
@@ -2280,7 +2384,7 @@ func file_kmx_sessions_v1_sessions_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kmx_sessions_v1_sessions_proto_rawDesc), len(file_kmx_sessions_v1_sessions_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
