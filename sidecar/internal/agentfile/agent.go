@@ -13,6 +13,8 @@
 // of Parse, byte for byte.
 package agentfile
 
+import "strconv"
+
 // Severity orders diagnostics the way LSP does: Error refuses execution,
 // Warning and Information do not (but Information for an unfinished
 // construct still refuses Run and Test, through State).
@@ -253,6 +255,12 @@ type Turn struct {
 	// Range covers the turn's "- input:" line.
 	Range Range
 }
+
+// TurnName is the name turn n (from 1) of the multi-turn example id is
+// journaled under (its session's exampleId, and its judge samples'): the
+// example ID, "/turn:" and n. An example ID holds no "/", so the name is
+// unambiguous.
+func TurnName(id string, n int) string { return id + "/turn:" + strconv.Itoa(n) }
 
 // MultiTurn reports whether the example was written with `turns:`.
 func (ex *Example) MultiTurn() bool { return ex.Turns != nil }

@@ -100,6 +100,9 @@ func printFooter(w io.Writer, rep *runner.Report) {
 	if line := toolSettingsLine(rep); line != "" {
 		fmt.Fprintln(w, line)
 	}
+	if line := usageLine(rep.Usage); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if rep.RunID != "" {
 		fmt.Fprintf(w, "run %s · journal %s\n", rep.RunID, rep.JournalPath)
 	}
@@ -167,6 +170,42 @@ func printNotPassing(w io.Writer, rep *runner.Report) {
 		}
 		fmt.Fprintf(w, "%s: %s%s\n", l.word, strings.Join(shown, ", "), more)
 	}
+}
+
+// printTurns prints a multi-turn example's turns under its line: each
+// turn's verdict and why, a turn after one that did not pass "NOT RUN".
+func printTurns(w io.Writer, ex runner.ExampleResult) {
+	for _, t := range ex.Turns {
+		word := verdictWord(t.Verdict)
+		if t.Verdict == runner.VerdictNotRun {
+			word = "NOT RUN"
+		}
+		line := t.Message
+		if t.Verdict != runner.VerdictPass && t.Verdict != runner.VerdictNotRun {
+			line = runner.DecidingLine(runner.ExampleResult{Verdict: t.Verdict, Message: t.Message, Assertions: t.Assertions, Deciding: t.Deciding})
+		}
+		fmt.Fprintf(w, "    %-8s %-22s %s\n", word, fmt.Sprintf("turn %d", t.Turn), line)
+	}
+}
+
+// usageLine is the run's token usage as the routes reported it, the
+// agent's and the judge's apart; "" when nothing ran.
+func usageLine(u *runner.UsageReport) string {
+	if u == nil {
+		return ""
+	}
+	part := func(who string, x runner.Usage) string {
+		s := fmt.Sprintf("%s %d (prompt %d, completion %d)", who, x.TotalTokens, x.PromptTokens, x.CompletionTokens)
+		if x.Unreported > 0 {
+			s += fmt.Sprintf(", %s reported no usage", plural(x.Unreported, "turn"))
+		}
+		return s
+	}
+	line := "tokens: " + part("agent", u.Agent)
+	if u.Judge != (runner.Usage{}) {
+		line += " · " + part("judge", u.Judge)
+	}
+	return line
 }
 
 func verdictWord(v string) string {

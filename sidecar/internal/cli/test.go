@@ -250,6 +250,7 @@ func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte
 				fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", "", "", line)
 			}
 			printWorkspace(env.Stdout, ex, tf.showContent)
+			printTurns(env.Stdout, ex)
 		}
 	}
 	rep, runErr := runner.Test(ctx, opts, invocation.Request{Path: path, Source: src, Examples: tf.examples})

@@ -38,12 +38,32 @@ func toolSettingsLine(rep *runner.Report) string {
 // junitToolProps are an example's tool figures as JUnit properties; nil
 // (no properties element) when it dispatched no tool.
 func junitToolProps(ex runner.ExampleResult) *junitProps {
-	if ex.ToolCalls == 0 {
-		return nil
+	props := &junitProps{}
+	if ex.ToolCalls > 0 {
+		props.Items = append(props.Items, junitProp{"toolCalls", fmt.Sprint(ex.ToolCalls)})
 	}
-	props := &junitProps{Items: []junitProp{{"toolCalls", fmt.Sprint(ex.ToolCalls)}}}
 	for _, s := range ex.ToolSources {
 		props.Items = append(props.Items, junitProp{"toolSource", s.Name + "=" + s.Source})
+	}
+	// Usage as the routes reported it, the agent's and the judge's apart;
+	// a multi-turn example's turns, each with its verdict.
+	usage := func(prefix string, u *runner.Usage) {
+		if u == nil {
+			return
+		}
+		props.Items = append(props.Items, junitProp{prefix + "PromptTokens", fmt.Sprint(u.PromptTokens)},
+			junitProp{prefix + "CompletionTokens", fmt.Sprint(u.CompletionTokens)}, junitProp{prefix + "TotalTokens", fmt.Sprint(u.TotalTokens)})
+		if u.Unreported > 0 {
+			props.Items = append(props.Items, junitProp{prefix + "UsageUnreported", fmt.Sprint(u.Unreported)})
+		}
+	}
+	usage("", ex.Usage)
+	usage("judge", ex.JudgeUsage)
+	for _, t := range ex.Turns {
+		props.Items = append(props.Items, junitProp{"turn", fmt.Sprintf("%d=%s", t.Turn, t.Verdict)})
+	}
+	if len(props.Items) == 0 {
+		return nil
 	}
 	return props
 }

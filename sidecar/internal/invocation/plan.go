@@ -237,23 +237,26 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 		return plan, noExamples(req.Path)
 	}
 	for _, ex := range plan.Selected {
-		if ex.MultiTurn() {
-			return plan, refuseAt(ex.Range, "give the example one `input:` until this kmx runs `turns:`",
-				"example %q has turns: this kmx reads multi-turn examples but does not run them yet", ex.ID)
+		if ex.MultiTurn() && plan.Agent.WorkspaceOf(ex) != "" {
+			return plan, refuseAt(ex.Range, "give the multi-turn example no `workspace:`, or write it as one-turn examples",
+				"example %q has turns and a workspace: this kmx runs a fixture workspace for a one-turn example only", ex.ID)
 		}
-		for _, a := range ex.Assertions {
-			switch a.Type {
-			case agentfile.Contains, agentfile.NotContains, agentfile.Regex, agentfile.LLMJudge:
-			case agentfile.FileContains, agentfile.FileNotContains, agentfile.FileMatches, agentfile.FileUnchanged, agentfile.FilesChanged:
-				// Judged from the turn's workspace outcome; the parser
-				// refused one on an example without a workspace (KMX3007).
-			case agentfile.ToolCalled, agentfile.ToolNotCalled:
-				if len(plan.Agent.Tools) == 0 {
-					return plan, refuseAt(a.Range, fmt.Sprintf("declare %q in the agent file's tools, or remove the assertion", a.Value),
-						"example %q asserts %s, but the agent file declares no tools: tool assertions are judged on the tool harness only", ex.ID, a.Type)
+		for _, turn := range ex.Script() {
+			for _, a := range turn.Assertions {
+				switch {
+				case a.Type == agentfile.Contains || a.Type == agentfile.NotContains || a.Type == agentfile.Regex || a.Type == agentfile.LLMJudge:
+				case a.Type.IsFileAssertion():
+					// Judged from the turn's workspace outcome; the parser
+					// refused one on an example without a workspace (KMX3007).
+				case a.Type.IsBudget():
+				case a.Type.IsTrajectory():
+					if len(plan.Agent.Tools) == 0 {
+						return plan, refuseAt(a.Range, "declare the agent's tools in the agent file, or remove the assertion",
+							"example %q asserts %s, but the agent file declares no tools: tool assertions are judged on the tool harness only", ex.ID, a.Type)
+					}
+				default:
+					return plan, refuseAt(a.Range, "use contains, notContains, regex, llmJudge, a tool or file assertion or a budget", "example %q uses unsupported assertion type %q", ex.ID, a.Type)
 				}
-			default:
-				return plan, refuseAt(a.Range, "use contains, notContains, regex or llmJudge", "example %q uses unsupported assertion type %q", ex.ID, a.Type)
 			}
 		}
 	}

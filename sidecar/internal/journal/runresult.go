@@ -46,6 +46,20 @@ type ResultExample struct {
 	// Judges are the example's llmJudge assertions as they were judged,
 	// so a re-grade can tell whether a journaled sample may be reused.
 	Judges []ResultJudge `json:"judges,omitempty"`
+	// Turns are a multi-turn example's turns: each one's verdict and
+	// agent session ("not run" turns have none).
+	Turns []ResultTurn `json:"turns,omitempty"`
+	// Usage is the agent's token usage over the example's verified turns,
+	// as the routes reported it; absent when no turn reported any.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// ResultTurn is one turn of a multi-turn example in a run's result.
+type ResultTurn struct {
+	Turn      int    `json:"turn"`
+	Verdict   string `json:"verdict"`
+	Message   string `json:"message,omitempty"`
+	SessionID string `json:"sessionId,omitempty"`
 }
 
 // ResultJudge is one llmJudge assertion: its rubric, the judge's model

@@ -52,7 +52,11 @@ func (fakeJudge) Complete(ctx context.Context, req route.Request) (route.Complet
 	if err != nil {
 		return route.Completion{}, fmt.Errorf("judge: encode the fake judge reply: %w", err)
 	}
-	return route.Completion{Model: route.Fake, Text: string(reply), FinishReason: "stop"}, nil
+	c := route.Completion{Model: route.Fake, Text: string(reply), FinishReason: "stop"}
+	// The fake model's deterministic count, so a judge's usage shows too.
+	u := route.FakeUsage(req, c)
+	c.Usage = &u
+	return c, nil
 }
 
 // errNotPayload keeps the refusal text fixed: the user message is not quoted.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 )
@@ -88,6 +89,16 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 	}
 	agentID := journal.ModelIdentity{Route: plan.Routes.Agent.Route, Model: plan.Routes.Agent.Model}
 	for _, ex := range plan.Selected {
+		if ex.MultiTurn() {
+			if len(plan.Tools(ex.ID)) > 0 {
+				rg.Refused[ex.ID] = "not re-graded: the example declares tools, and tool turns are not re-graded from a journal yet; run kmx test to test it"
+				continue
+			}
+			if why := rg.script(sess, ex, plan.Agent.Instructions, agentID, from); why != "" {
+				rg.Refused[ex.ID] = why
+			}
+			continue
+		}
 		var cand *SourceSession
 		for _, s := range sess {
 			if s.Placed.Purpose == invocation.PurposeAgent && s.Placed.ExampleID == ex.ID {
@@ -124,4 +135,64 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 		}
 	}
 	return rg, nil
+}
+
+// script matches each turn of a multi-turn example to a verified source
+// session of that turn (named agentfile.TurnName) with exactly the current
+// instructions, input and model, and with the history the chosen earlier
+// turns make (their inputs and answers): the turns of one conversation of
+// the source, never turns of two trials spliced together. It returns why
+// the example is not re-graded, or "" with rg.Agent holding every turn.
+func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructions string, model journal.ModelIdentity, from string) string {
+	var history []journal.HistoryMessage
+	chosen := map[string]*SourceSession{}
+	for i, turn := range ex.Turns {
+		name := agentfile.TurnName(ex.ID, i+1)
+		var cand, seen *SourceSession
+		for _, s := range sess {
+			if s.Placed.Purpose != invocation.PurposeAgent || s.Placed.ExampleID != name {
+				continue
+			}
+			if seen == nil {
+				seen = s
+			}
+			if s.Started.Instructions == instructions && s.Started.Input == turn.Input && s.Placed.Model == model &&
+				s.Started.Model == model && sameHistory(s.Started.History, history) {
+				cand = s
+				break
+			}
+		}
+		switch {
+		case cand != nil:
+		case seen == nil:
+			return fmt.Sprintf("not re-graded: run %s has no verified answer for turn %d of this example; run kmx test to test it", from, i+1)
+		case seen.Started.Instructions != instructions:
+			return fmt.Sprintf("not re-graded: the instructions changed since run %s; run kmx test to test the current text", from)
+		case seen.Started.Input != turn.Input:
+			return fmt.Sprintf("not re-graded: the input of turn %d changed since run %s; run kmx test to test the current text", i+1, from)
+		case seen.Placed.Model != model || seen.Started.Model != model:
+			return fmt.Sprintf("not re-graded: run %s answered with model %s (%s), not %s (%s); run kmx test to test with this model",
+				from, seen.Placed.Model.Model, seen.Placed.Model.Route, model.Model, model.Route)
+		default:
+			return fmt.Sprintf("not re-graded: run %s holds no turn %d sent after its turn %d's answer; run kmx test to test it", from, i+1, i)
+		}
+		chosen[name] = cand
+		history = append(history, journal.HistoryMessage{Role: "user", Content: turn.Input}, journal.HistoryMessage{Role: "assistant", Content: cand.Answer})
+	}
+	for name, s := range chosen {
+		rg.Agent[name] = s
+	}
+	return ""
+}
+
+func sameHistory(a, b []journal.HistoryMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

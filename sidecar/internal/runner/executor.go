@@ -24,6 +24,9 @@ type Turn struct {
 	// Workspace is the example's scratch copy of its fixture workspace
 	// (kmx-workspace-tools-v1), or nil.
 	Workspace *sessionspb.WorkspaceRef
+	// History is a multi-turn example's earlier turns (inputs and
+	// answers, oldest first), sent as `kmx chat` sends a conversation's.
+	History []route.Message
 }
 
 // Outcome is what an Executor reports for a Turn. Only an outcome with
@@ -48,6 +51,11 @@ type Outcome struct {
 	// WorkspaceOutcome is a verified workspace turn's journaled
 	// workspace.outcome payload, what its file assertions are judged from.
 	WorkspaceOutcome []byte
+	// DurationMs and Usage are a verified turn's journaled measures: its
+	// duration (nil when none was journaled) and the agent's token usage
+	// over its model sends (nil when the route reported none).
+	DurationMs *float64
+	Usage      *Usage
 }
 
 // Executor sits between the example loop and execution. Any Executor gets
@@ -91,6 +99,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 		},
 		Instructions: t.Instructions,
 		Input:        t.Input,
+		History:      historyProto(t.History),
 	}, func(ev *sessionspb.ExecuteEvent) error {
 		switch e := ev.GetEvent().(type) {
 		case *sessionspb.ExecuteEvent_Placed:
@@ -123,6 +132,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 				out.Problem = "not replay-verified: replay answer differs"
 			default:
 				out.Verified, out.WorkspaceOutcome = true, v.GetWorkspaceOutcomeJson()
+				out.DurationMs, out.Usage = measures(v)
 				for _, u := range v.GetToolUses() {
 					out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
 				}
@@ -157,4 +167,30 @@ func cancelledOr(ctx context.Context, out Outcome, err error) (Outcome, error) {
 	}
 	out.Cancelled, out.Problem, out.Verified = true, "cancelled", false
 	return out, nil
+}
+
+// historyProto is a turn's history on the wire.
+func historyProto(msgs []route.Message) []*sessionspb.ChatMessage {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]*sessionspb.ChatMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = &sessionspb.ChatMessage{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+// measures reads a verification's journaled duration and usage.
+func measures(v *sessionspb.VerifyTurnResponse) (*float64, *Usage) {
+	var d *float64
+	if us := v.GetDurationUs(); us > 0 {
+		f := float64(us) / 1000
+		d = &f
+	}
+	var u *Usage
+	if pu := v.GetUsage(); pu != nil {
+		u = &Usage{PromptTokens: int(pu.GetPromptTokens()), CompletionTokens: int(pu.GetCompletionTokens()), TotalTokens: int(pu.GetTotalTokens())}
+	}
+	return d, u
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -179,6 +180,17 @@ func (l *loop) emit(i int) {
 	default:
 		l.rep.Summary.Unknown++
 	}
+	if ex.Usage != nil || ex.JudgeUsage != nil {
+		if l.rep.Usage == nil {
+			l.rep.Usage = &UsageReport{}
+		}
+		if ex.Usage != nil {
+			l.rep.Usage.Agent.add(ex.Usage)
+		}
+		if ex.JudgeUsage != nil {
+			l.rep.Usage.Judge.add(ex.JudgeUsage)
+		}
+	}
 	if l.opts.OnExample != nil {
 		l.opts.OnExample(ex)
 	}
@@ -231,6 +243,119 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 		res.Message = "not sent: " + why
 		return res
 	}
+	if !ex.MultiTurn() {
+		one, _ := l.runTurn(ctx, actx, ex, ex.ID, agentfile.Turn{Input: ex.Input, Assertions: ex.Assertions}, nil, adHoc)
+		one.ID, one.AdHoc, one.DurationMs = res.ID, res.AdHoc, res.DurationMs
+		if one.Journaled && one.Verified || one.Usage != nil {
+			u := one.Usage
+			one.Usage = &Usage{}
+			one.Usage.add(u)
+		}
+		return one
+	}
+	return l.runScript(ctx, actx, ex, res)
+}
+
+// runScript runs a multi-turn example's turns in order, as one
+// conversation: each turn is a fresh Session in the run's journal, sent
+// with the earlier turns' inputs and (verified) answers as its history.
+// A turn that does not pass stops the script: the later turns are not
+// run, and the example passes only when every turn passed.
+func (l *loop) runScript(ctx, actx context.Context, ex agentfile.Example, res ExampleResult) ExampleResult {
+	res.Journaled, res.Verified = true, true
+	res.Usage = &Usage{}
+	var history []route.Message
+	stop := ""
+	deciding := -1
+	for i, turn := range ex.Turns {
+		r := turn.Range
+		tr := TurnResult{Turn: i + 1, Range: &r}
+		if stop != "" {
+			tr.Verdict, tr.Message = VerdictNotRun, "not run: "+stop
+			res.Turns = append(res.Turns, tr)
+			continue
+		}
+		if why := l.abortReason(ctx); why != "" {
+			tr.Verdict, tr.Message = VerdictNotRun, "not sent: "+why
+			res.Journaled, res.Verified = false, false
+			stop = why
+			if deciding < 0 {
+				deciding = i
+			}
+			res.Turns = append(res.Turns, tr)
+			continue
+		}
+		one, out := l.runTurn(ctx, actx, ex, agentfile.TurnName(ex.ID, i+1), turn, history, false)
+		tr.Verdict, tr.Message = one.Verdict, one.Message
+		tr.Journaled, tr.Verified = one.Journaled, one.Verified
+		tr.Assertions, tr.Deciding, tr.DecidingRange = one.Assertions, one.Deciding, one.DecidingRange
+		tr.Answer, tr.ToolCalls, tr.ToolSources, tr.sessionID = one.Answer, one.ToolCalls, one.ToolSources, one.sessionID
+		if one.Verified {
+			tr.DurationMs, tr.Usage = out.DurationMs, one.Usage
+			res.Usage.add(one.Usage)
+			res.ToolCalls += one.ToolCalls
+			res.ToolSources = mergeSources(res.ToolSources, one.ToolSources)
+		}
+		if one.JudgeUsage != nil {
+			if res.JudgeUsage == nil {
+				res.JudgeUsage = &Usage{}
+			}
+			res.JudgeUsage.add(one.JudgeUsage)
+		}
+		res.Journaled = res.Journaled && one.Journaled
+		res.Verified = res.Verified && one.Verified
+		if res.sessionID == "" {
+			res.sessionID = one.sessionID
+		}
+		res.Turns = append(res.Turns, tr)
+		if one.Verdict != VerdictPass {
+			stop = fmt.Sprintf("turn %d did not pass", i+1)
+			deciding = i
+			continue
+		}
+		history = append(history, route.Message{Role: "user", Content: turn.Input}, route.Message{Role: "assistant", Content: out.Answer})
+	}
+	n := len(ex.Turns)
+	if deciding < 0 {
+		res.Verdict = VerdictPass
+		res.Message = fmt.Sprintf("all %d turns passed", n)
+		if !res.Journaled || !res.Verified {
+			// Never reached (a turn passes only verified): kept so that
+			// "never pass unverified" holds here on its own.
+			res.Verdict, res.Message = VerdictUnknown, "not every turn is a journaled, replay-verified turn"
+		}
+		return res
+	}
+	d := res.Turns[deciding]
+	res.Verdict = VerdictUnknown
+	if d.Verdict == VerdictFail {
+		res.Verdict = VerdictFail
+	}
+	res.Message = fmt.Sprintf("turn %d of %d: %s", deciding+1, n, d.Message)
+	if notRun := n - deciding - 1; notRun > 0 {
+		res.Message += fmt.Sprintf("; %d later turn(s) not run", notRun)
+	}
+	res.Assertions, res.Deciding, res.DecidingRange = d.Assertions, d.Deciding, d.DecidingRange
+	return res
+}
+
+// mergeSources adds the tool sources of one turn to an example's, each
+// pair once.
+func mergeSources(have, add []ToolSource) []ToolSource {
+	for _, s := range add {
+		if !slices.Contains(have, s) {
+			have = append(have, s)
+		}
+	}
+	return have
+}
+
+// runTurn runs one turn (a one-turn example's, the ad-hoc input's, or one
+// of a multi-turn example's, named name) and decides its verdict from its
+// own answer and trace. It returns the turn's result in an ExampleResult
+// (without ID or duration) and the executor's outcome.
+func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name string, turn agentfile.Turn, history []route.Message, adHoc bool) (res ExampleResult, out Outcome) {
+	res.Verdict = VerdictUnknown
 	deadline := l.opts.ExampleDeadline
 	if deadline <= 0 {
 		deadline = DefaultExampleDeadline
@@ -244,7 +369,7 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 		if err != nil {
 			l.abort("an earlier example's workspace could not be copied", true)
 			res.Message = "execution failed: " + err.Error()
-			return res
+			return res, Outcome{}
 		}
 		wsRef = ref
 		// Removed (or kept) once the turn has ended, whatever ended it;
@@ -259,12 +384,13 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 	}
 	out, err := l.exec.Execute(ectx, Turn{
 		Purpose:      invocation.PurposeAgent,
-		ExampleID:    ex.ID,
+		ExampleID:    name,
 		Instructions: l.plan.Agent.Instructions,
-		Input:        ex.Input,
+		Input:        turn.Input,
 		Model:        l.plan.Routes.Agent,
 		Tools:        l.plan.Tools(ex.ID),
 		Workspace:    wsRef,
+		History:      history,
 	})
 	res.Journaled = out.Journaled
 	res.Verified = out.Journaled && out.Verified
@@ -275,7 +401,7 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 			// Stopped by the caller or by another example's failure: not
 			// a failure of this example.
 			res.Message = "cancelled: " + l.abortReason(ctx)
-			return res
+			return res, out
 		}
 		if expired(ectx) {
 			// The example's own deadline cut the call (it may surface as
@@ -283,11 +409,11 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 			// as turnProblem does.
 			l.abort(exampleName(ex.ID, adHoc)+" exceeded its deadline", false)
 			res.Message = fmt.Sprintf("the example deadline (%s) expired", deadline)
-			return res
+			return res, out
 		}
 		l.abort(exampleName(ex.ID, adHoc)+" failed to execute", true)
 		res.Message = "execution failed: " + problem.Message(err)
-		return res
+		return res, out
 	}
 	if l.opts.ShowContent && out.Completed {
 		answer := out.Answer
@@ -296,7 +422,7 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 	if trouble := l.turnProblem(ctx, actx, ectx, out, deadline, exampleName(ex.ID, adHoc)); trouble != "" {
 		res.Verified = false
 		res.Message = trouble
-		return res
+		return res, out
 	}
 	why := ""
 	if res.Verified && !adHoc && l.plan.Routes.Agent.Route == route.Fake && out.Answer == route.FakeGuidance {
@@ -305,49 +431,64 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 		// a rubric) proves nothing, so no assertion is checked or judged.
 		recordToolUses(&res, out.ToolUses)
 		res.Verdict, res.Message = VerdictUnknown, route.FakePlaceholderUnknown
-		return res
+		return res, out
 	}
 	if res.Verified {
 		out.ToolUses = namedUses(out.ToolUses, l.plan.Tools(ex.ID))
 		recordToolUses(&res, out.ToolUses)
+		res.Usage = out.Usage
 		if !adHoc {
-			why = l.checkAssertions(ctx, actx, ectx, &res, ex, out)
+			why = l.checkAssertions(ctx, actx, ectx, &res, name, turn, out)
 		}
 	} else if res.Journaled {
 		l.abort("the turn of "+exampleName(ex.ID, adHoc)+" failed replay verification", false)
 	}
-	res.Verdict, res.Message = l.verdict(ctx, actx, ectx, res, out, len(ex.Assertions), adHoc, why)
-	l.decide(&res, ex)
-	return res
+	res.Verdict, res.Message = l.verdict(ctx, actx, ectx, res, out, len(turn.Assertions), adHoc, why)
+	l.decide(&res, turn.Assertions)
+	return res, out
 }
 
-// checkAssertions checks the example's assertions against a verified turn,
-// in order, into res.Assertions. It stops at the first assertion whose judge
+// checkAssertions checks a turn's assertions against its verified outcome,
+// in order, into res.Assertions: the answer's with the answer, the
+// trajectory assertions with the replay-verified tool trace, the budgets
+// with the journaled measures. It stops at the first assertion whose judge
 // was malformed or unavailable (aborting the run) and returns why; a
-// result with fewer assertions than the example has cannot pass.
-func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResult, ex agentfile.Example, out Outcome) string {
-	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: ex.ID, slots: l.slots}
-	if len(ex.Assertions) > 0 {
+// result with fewer assertions than the turn has cannot pass.
+func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResult, name string, turn agentfile.Turn, out Outcome) string {
+	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: name, slots: l.slots}
+	defer func() { res.JudgeUsage = sampler.usage }()
+	if len(turn.Assertions) > 0 {
 		// Sized once: the results stay in the report until the run ends.
-		res.Assertions = make([]judge.AssertionResult, 0, len(ex.Assertions))
+		res.Assertions = make([]judge.AssertionResult, 0, len(turn.Assertions))
 	}
 	var outcome *workspace.Outcome
 	if len(out.WorkspaceOutcome) > 0 {
+		// A one-turn example's (prepare refuses a workspace beside turns:
+		// name is the example's ID).
 		outcome = judge.DecodeOutcome(out.WorkspaceOutcome)
 		res.workspace = outcome
-		res.Workspace = workspaceSummary(l.plan.WorkspaceDir(ex.ID), outcome)
+		res.Workspace = workspaceSummary(l.plan.WorkspaceDir(name), outcome)
 	}
-	for _, a := range ex.Assertions {
+	for _, a := range turn.Assertions {
 		var r judge.AssertionResult
-		if judge.IsFileAssertion(a.Type) {
+		switch {
+		case judge.IsFileAssertion(a.Type):
 			// From the replay-verified turn's journaled outcome only.
 			r = judge.EvaluateFile(a, outcome)
-		} else if a.Type == agentfile.ToolCalled || a.Type == agentfile.ToolNotCalled {
+		case a.Type.IsTrajectory():
 			// From the replay-verified trace only (prepare refused them
 			// on a file that declares no tools).
 			r = judge.EvaluateTool(a, judgeUses(out.ToolUses))
-		} else {
-			r = judge.Evaluate(ectx, a, ex.Input, out.Answer, sampler)
+		case a.Type.IsBudget():
+			var m judge.Measures
+			m.DurationMs = out.DurationMs
+			if out.Usage != nil {
+				total := out.Usage.TotalTokens
+				m.TotalTokens = &total
+			}
+			r = judge.EvaluateBudget(a, m)
+		default:
+			r = judge.Evaluate(ectx, a, turn.Input, out.Answer, sampler)
 			if a.Type == agentfile.LLMJudge && r.Outcome == judge.Unknown && !r.Abort && unscored(r.Scores) && l.fakeJudge(a.JudgeModel) {
 				r.Message = judge.FakeUnscorable
 			}
@@ -357,7 +498,7 @@ func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResu
 			if actx.Err() != nil {
 				return l.abortReason(ctx)
 			}
-			l.abort("the judge reply for "+exampleName(ex.ID, false)+" was malformed or unavailable", false)
+			l.abort("the judge reply for "+exampleName(name, false)+" was malformed or unavailable", false)
 			return "its judge reply was malformed or unavailable"
 		}
 	}
@@ -468,7 +609,7 @@ func expired(ectx context.Context) bool {
 }
 
 // decide points at the assertion that decided a fail or unknown verdict.
-func (l *loop) decide(res *ExampleResult, ex agentfile.Example) {
+func (l *loop) decide(res *ExampleResult, asserts []agentfile.Assertion) {
 	want := judge.Outcome(res.Verdict)
 	if res.Verdict != VerdictFail && res.Verdict != VerdictUnknown {
 		return
@@ -477,8 +618,8 @@ func (l *loop) decide(res *ExampleResult, ex agentfile.Example) {
 		if a.Outcome == want {
 			idx := i
 			res.Deciding = &idx
-			if i < len(ex.Assertions) {
-				r := ex.Assertions[i].Range
+			if i < len(asserts) {
+				r := asserts[i].Range
 				res.DecidingRange = &r
 			}
 			return
@@ -518,6 +659,9 @@ type judgeSampler struct {
 	exec    Executor
 	routes  *invocation.Routes
 	example string
+	// mu guards usage: the judge's token usage over the samples sent.
+	mu    sync.Mutex
+	usage *Usage
 	// slots is the run's pool (see loop.slots); nil runs every sample in
 	// turn.
 	slots chan struct{}
@@ -555,5 +699,11 @@ func (s *judgeSampler) Sample(ctx context.Context, prev <-chan struct{}, judgeMo
 	case !out.Journaled || !out.Verified:
 		return "", fmt.Errorf("judge sample: not a journaled, replay-verified turn")
 	}
+	s.mu.Lock()
+	if s.usage == nil {
+		s.usage = &Usage{}
+	}
+	s.usage.add(out.Usage)
+	s.mu.Unlock()
 	return out.Answer, nil
 }

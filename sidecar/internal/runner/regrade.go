@@ -116,13 +116,11 @@ func (e *regradeExecutor) copyAndVerify(ctx context.Context, s *readback.SourceS
 		out.Problem = "not replay-verified: replay answer differs"
 	default:
 		out.Verified, out.WorkspaceOutcome = true, v.GetWorkspaceOutcomeJson()
-		if len(out.WorkspaceOutcome) > 0 {
-			// A workspace turn is re-graded whole: its tool assertions
-			// from the replay-verified calls, its file assertions from
-			// the journaled outcome.
-			for _, u := range v.GetToolUses() {
-				out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
-			}
+		out.DurationMs, out.Usage = measures(v)
+		// The source turn's trace, for the trajectory and tool
+		// assertions: the same replay-verified calls a live turn reports.
+		for _, u := range v.GetToolUses() {
+			out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
 		}
 	}
 	return out, nil

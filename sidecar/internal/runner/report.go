@@ -66,6 +66,10 @@ type Report struct {
 	// this test." (source unavailable) in this run, and how to give them
 	// real results; absent when none did. Never arguments or results.
 	Stubbed *StubbedReport `json:"stubbed,omitempty"`
+	// Usage is the run's token usage: the agent's over every verified
+	// turn, the judge's over every judge sample, each as the routes
+	// reported it. Absent when nothing ran.
+	Usage *UsageReport `json:"usage,omitempty"`
 }
 
 // StubbedReport is the run's stubbed tools, named once.
@@ -111,6 +115,34 @@ func stubbedOf(examples []ExampleResult) *StubbedReport {
 	s.Message = "answered \"" + localtools.UnavailableText + "\" (no recording or binding answered them)"
 	s.Next = StubbedNext
 	return &s
+}
+
+// UsageReport is token usage kept apart by purpose.
+type UsageReport struct {
+	Agent Usage `json:"agent"`
+	Judge Usage `json:"judge"`
+}
+
+// Usage is token usage summed over model sends. Unreported counts the
+// turns (or judge samples) whose route reported none: their tokens are in
+// no sum, so a total with Unreported > 0 is a lower bound.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
+	Unreported       int `json:"unreported,omitempty"`
+}
+
+// add sums u (nil: one turn that reported none) into s.
+func (s *Usage) add(u *Usage) {
+	if u == nil {
+		s.Unreported++
+		return
+	}
+	s.PromptTokens += u.PromptTokens
+	s.CompletionTokens += u.CompletionTokens
+	s.TotalTokens += u.TotalTokens
+	s.Unreported += u.Unreported
 }
 
 // RegradeReport says what a re-grade reused and what it sent.
@@ -202,6 +234,15 @@ type ExampleResult struct {
 	Workspace *WorkspaceSummary `json:"workspace,omitempty"`
 	// KeptWorkspace is the scratch copy's folder, kept by --keep-workspace.
 	KeptWorkspace string `json:"keptWorkspace,omitempty"`
+	// Turns are a multi-turn example's turns, in order: each turn's
+	// verdict, measures and assertions. A turn after one that did not pass
+	// is "not run". The example's Assertions, Deciding and DecidingRange
+	// are those of its deciding turn (the first that did not pass).
+	Turns []TurnResult `json:"turns,omitempty"`
+	// Usage is the agent's token usage over the example's verified turns;
+	// JudgeUsage the judge's over its samples.
+	Usage      *Usage `json:"usage,omitempty"`
+	JudgeUsage *Usage `json:"judgeUsage,omitempty"`
 	// sessionID is the agent turn's journal session (recorded in the
 	// run's result record, not reported).
 	sessionID string
@@ -255,6 +296,32 @@ func workspaceSummary(fixture string, o *workspace.Outcome) *WorkspaceSummary {
 // it has none), for a front's diff of a failing example.
 func (r ExampleResult) WorkspaceOutcome() *workspace.Outcome { return r.workspace }
 
+// VerdictNotRun is a turn of a multi-turn example that was not sent
+// because an earlier turn did not pass: never a pass.
+const VerdictNotRun = "not run"
+
+// TurnResult is one turn of a multi-turn example.
+type TurnResult struct {
+	Turn    int    `json:"turn"`
+	Verdict string `json:"verdict"`
+	Message string `json:"message,omitempty"`
+	// Range is the turn's "- input:" line.
+	Range     *agentfile.Range `json:"range,omitempty"`
+	Journaled bool             `json:"journaled"`
+	Verified  bool             `json:"verified"`
+	// DurationMs is the turn's journaled duration (absent when not run or
+	// not verified).
+	DurationMs    *float64                `json:"durationMs,omitempty"`
+	Usage         *Usage                  `json:"usage,omitempty"`
+	Assertions    []judge.AssertionResult `json:"assertions,omitempty"`
+	Deciding      *int                    `json:"deciding,omitempty"`
+	DecidingRange *agentfile.Range        `json:"decidingRange,omitempty"`
+	Answer        *string                 `json:"answer,omitempty"`
+	ToolCalls     int                     `json:"toolCalls,omitempty"`
+	ToolSources   []ToolSource            `json:"toolSources,omitempty"`
+	sessionID     string
+}
+
 // TrialResult is one trial of an example: what a plain Test reports for it.
 type TrialResult struct {
 	Verdict    string                  `json:"verdict"`
@@ -263,7 +330,9 @@ type TrialResult struct {
 	Verified   bool                    `json:"verified"`
 	DurationMs float64                 `json:"durationMs"`
 	Assertions []judge.AssertionResult `json:"assertions,omitempty"`
-	sessionID  string
+	// Turns are a multi-turn example's turns in this trial.
+	Turns     []TurnResult `json:"turns,omitempty"`
+	sessionID string
 }
 
 // TrialCounts are an example's outcomes over N trials. JudgeSplits counts

@@ -76,7 +76,14 @@ func writeResult(ctx context.Context, j *journal.Journal, plan *invocation.Plan,
 			}
 			continue
 		}
-		res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Verdict: ex.Verdict, Message: ex.Message, DurationMs: ex.DurationMs, SessionID: ex.sessionID, Judges: judges[ex.ID]})
+		re := journal.ResultExample{ID: ex.ID, Verdict: ex.Verdict, Message: ex.Message, DurationMs: ex.DurationMs, SessionID: ex.sessionID, Judges: judges[ex.ID]}
+		for _, t := range ex.Turns {
+			re.Turns = append(re.Turns, journal.ResultTurn{Turn: t.Turn, Verdict: t.Verdict, Message: t.Message, SessionID: t.sessionID})
+		}
+		if u := ex.Usage; u != nil && u.Unreported == 0 {
+			re.Usage = &journal.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+		}
+		res.Examples = append(res.Examples, re)
 	}
 	payload, err := journal.Encode(res)
 	if err != nil {

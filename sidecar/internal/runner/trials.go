@@ -81,7 +81,19 @@ func aggregateTrials(trials []ExampleResult) ExampleResult {
 		res.Journaled = res.Journaled && t.Journaled
 		res.Verified = res.Verified && t.Verified
 		res.DurationMs += t.DurationMs
-		res.TrialResults = append(res.TrialResults, TrialResult{Verdict: t.Verdict, Message: t.Message, Journaled: t.Journaled, Verified: t.Verified, DurationMs: t.DurationMs, Assertions: t.Assertions, sessionID: t.sessionID})
+		res.TrialResults = append(res.TrialResults, TrialResult{Verdict: t.Verdict, Message: t.Message, Journaled: t.Journaled, Verified: t.Verified, DurationMs: t.DurationMs, Assertions: t.Assertions, Turns: t.Turns, sessionID: t.sessionID})
+		if t.Usage != nil {
+			if res.Usage == nil {
+				res.Usage = &Usage{}
+			}
+			res.Usage.add(t.Usage)
+		}
+		if t.JudgeUsage != nil {
+			if res.JudgeUsage == nil {
+				res.JudgeUsage = &Usage{}
+			}
+			res.JudgeUsage.add(t.JudgeUsage)
+		}
 	}
 	kinds := 0
 	for _, k := range []int{c.Pass, c.Fail, c.Unknown} {
@@ -116,7 +128,7 @@ func aggregateTrials(trials []ExampleResult) ExampleResult {
 	}
 	d := trials[pick]
 	res.Assertions, res.Deciding, res.DecidingRange, res.Answer = d.Assertions, d.Deciding, d.DecidingRange, d.Answer
-	res.ToolCalls, res.ToolSources = d.ToolCalls, d.ToolSources
+	res.ToolCalls, res.ToolSources, res.Turns = d.ToolCalls, d.ToolSources, d.Turns
 	counts := fmt.Sprintf("%d pass, %d fail, %d unknown", c.Pass, c.Fail, c.Unknown)
 	if c.JudgeSplits > 0 {
 		counts += fmt.Sprintf(", %d with split judge samples", c.JudgeSplits)
