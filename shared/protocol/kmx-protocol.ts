@@ -247,6 +247,7 @@ export interface Report {
   regrade?: RegradeReport;
   capture?: CaptureReport;
   stubbed?: StubbedReport;
+  usage?: UsageReport;
 }
 
 /** Go: runner.AgentRef */
@@ -305,6 +306,9 @@ export interface ExampleResult {
   trialResults?: TrialResult[];
   workspace?: WorkspaceSummary;
   keptWorkspace?: string;
+  turns?: TurnResult[];
+  usage?: Usage;
+  judgeUsage?: Usage;
 }
 
 /** Go: judge.AssertionResult */
@@ -350,6 +354,33 @@ export interface TrialResult {
   verified: boolean;
   durationMs: number;
   assertions?: AssertionResult[];
+  turns?: TurnResult[];
+}
+
+/** Go: runner.TurnResult */
+export interface TurnResult {
+  turn: number;
+  verdict: string;
+  message?: string;
+  range?: Range;
+  journaled: boolean;
+  verified: boolean;
+  durationMs?: number;
+  usage?: Usage;
+  assertions?: AssertionResult[];
+  deciding?: number;
+  decidingRange?: Range;
+  answer?: string;
+  toolCalls?: number;
+  toolSources?: ToolSource[];
+}
+
+/** Go: runner.Usage */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  unreported?: number;
 }
 
 /** Go: runner.WorkspaceSummary */
@@ -437,6 +468,12 @@ export interface StubbedReport {
   examples: string[] | null;
   message: string;
   next: string;
+}
+
+/** Go: runner.UsageReport */
+export interface UsageReport {
+  agent: Usage;
+  judge: Usage;
 }
 
 /** Go: lsp.TestParams */

@@ -51,10 +51,16 @@ func junitToolProps(ex runner.ExampleResult) *junitProps {
 		if u == nil {
 			return
 		}
-		props.Items = append(props.Items, junitProp{prefix + "PromptTokens", fmt.Sprint(u.PromptTokens)},
-			junitProp{prefix + "CompletionTokens", fmt.Sprint(u.CompletionTokens)}, junitProp{prefix + "TotalTokens", fmt.Sprint(u.TotalTokens)})
+		name := func(s string) string { // promptTokens, judgePromptTokens
+			if prefix == "" {
+				return s
+			}
+			return prefix + strings.ToUpper(s[:1]) + s[1:]
+		}
+		props.Items = append(props.Items, junitProp{name("promptTokens"), fmt.Sprint(u.PromptTokens)},
+			junitProp{name("completionTokens"), fmt.Sprint(u.CompletionTokens)}, junitProp{name("totalTokens"), fmt.Sprint(u.TotalTokens)})
 		if u.Unreported > 0 {
-			props.Items = append(props.Items, junitProp{prefix + "UsageUnreported", fmt.Sprint(u.Unreported)})
+			props.Items = append(props.Items, junitProp{name("usageUnreported"), fmt.Sprint(u.Unreported)})
 		}
 	}
 	usage("", ex.Usage)

@@ -76,6 +76,25 @@ func summarize(a agentfile.Assertion) string {
 		return string(a.Type) + " [" + cut(strings.Join(a.Paths, ", "), 60) + "]"
 	case agentfile.FileContains, agentfile.FileNotContains, agentfile.FileMatches:
 		return string(a.Type) + " " + a.Path + " " + strconv.Quote(cut(a.Value, 60))
+	case agentfile.ToolCalledWith:
+		return "toolCalledWith " + a.Value + " " + cut(a.Arguments, 60)
+	case agentfile.ToolOrder:
+		return "toolOrder " + strings.Join(a.Names, " → ")
+	case agentfile.NoOtherTools:
+		return "noOtherTools: only " + strings.Join(a.Names, ", ")
+	case agentfile.ToolCalls:
+		s := "toolCalls"
+		if a.Min != nil {
+			s += fmt.Sprintf(" ≥ %d", *a.Min)
+		}
+		if a.Max != nil {
+			s += fmt.Sprintf(" ≤ %d", *a.Max)
+		}
+		return s
+	case agentfile.MaxLatencyMs:
+		return fmt.Sprintf("maxLatencyMs %d", a.Limit)
+	case agentfile.MaxTokens:
+		return fmt.Sprintf("maxTokens %d", a.Limit)
 	}
 	return string(a.Type) + " " + strconv.Quote(cut(a.Value, 60))
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 )
@@ -176,6 +177,19 @@ func sides(in *Inspection, r *journal.RunResult) (map[string]*DiffSide, []string
 	if r != nil {
 		for _, re := range r.Examples {
 			s := side(re.ID)
+			if len(re.Turns) > 0 {
+				// A multi-turn example: a row per turn, each matched to
+				// its own session (named agentfile.TurnName).
+				for _, rt := range re.Turns {
+					dt := DiffTurn{State: "not sent", Verdict: rt.Verdict}
+					if t, ok := bySession[rt.SessionID]; ok && rt.SessionID != "" && !used[rt.SessionID] && t.Example == agentfile.TurnName(re.ID, rt.Turn) {
+						used[rt.SessionID] = true
+						dt.Model, dt.State, dt.Answer = t.Model, t.State, t.Answer
+					}
+					s.Turns = append(s.Turns, dt)
+				}
+				continue
+			}
 			dur := re.DurationMs
 			dt := DiffTurn{State: "not sent", Verdict: re.Verdict, DurationMs: &dur}
 			if t, ok := bySession[re.SessionID]; ok && re.SessionID != "" && !used[re.SessionID] && t.Example == re.ID {

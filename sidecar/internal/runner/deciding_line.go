@@ -16,7 +16,15 @@ func DecidingLine(ex ExampleResult) string {
 		if msg == "" {
 			msg = string(a.Outcome)
 		}
-		return fmt.Sprintf("assertion %d (%s): %s", *ex.Deciding+1, a.Type, msg)
+		line := fmt.Sprintf("assertion %d (%s): %s", *ex.Deciding+1, a.Type, msg)
+		// A multi-turn example's deciding assertion is its deciding
+		// turn's: say which turn.
+		for _, t := range ex.Turns {
+			if t.Verdict != VerdictPass {
+				return fmt.Sprintf("turn %d of %d: %s", t.Turn, len(ex.Turns), line)
+			}
+		}
+		return line
 	}
 	if ex.Message != "" {
 		return ex.Message
