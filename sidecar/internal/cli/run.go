@@ -72,6 +72,17 @@ func printAnswer(w io.Writer, ex runner.ExampleResult) {
 	if ex.Answer != nil {
 		fmt.Fprintln(w, indent(sanitizeForTerminal(*ex.Answer)))
 	}
+	// A multi-turn example: each turn's answer under its verdict.
+	for _, t := range ex.Turns {
+		word := verdictWord(t.Verdict)
+		if t.Verdict == runner.VerdictNotRun {
+			word = "NOT RUN"
+		}
+		fmt.Fprintf(w, "   turn %d · %s\n", t.Turn, word)
+		if t.Answer != nil {
+			fmt.Fprintln(w, indent(indent(sanitizeForTerminal(*t.Answer))))
+		}
+	}
 	if line := runner.DecidingLine(ex); line != "" && ex.Verdict != runner.VerdictPass {
 		fmt.Fprintf(w, "   %s\n", line)
 	}
