@@ -195,6 +195,9 @@ func usageLine(u *runner.UsageReport) string {
 		return ""
 	}
 	part := func(who string, x runner.Usage) string {
+		if x.Unreported > 0 && x.TotalTokens == 0 && x.PromptTokens == 0 && x.CompletionTokens == 0 {
+			return fmt.Sprintf("%s not reported (%s)", who, plural(x.Unreported, "turn"))
+		}
 		s := fmt.Sprintf("%s %d (prompt %d, completion %d)", who, x.TotalTokens, x.PromptTokens, x.CompletionTokens)
 		if x.Unreported > 0 {
 			s += fmt.Sprintf(", %s reported no usage", plural(x.Unreported, "turn"))
