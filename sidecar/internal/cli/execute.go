@@ -190,26 +190,7 @@ func printTurns(w io.Writer, ex runner.ExampleResult) {
 
 // usageLine is the run's token usage as the routes reported it, the
 // agent's and the judge's apart; "" when nothing ran.
-func usageLine(u *runner.UsageReport) string {
-	if u == nil {
-		return ""
-	}
-	part := func(who string, x runner.Usage) string {
-		if x.Unreported > 0 && x.TotalTokens == 0 && x.PromptTokens == 0 && x.CompletionTokens == 0 {
-			return fmt.Sprintf("%s not reported (%s)", who, plural(x.Unreported, "turn"))
-		}
-		s := fmt.Sprintf("%s %d (prompt %d, completion %d)", who, x.TotalTokens, x.PromptTokens, x.CompletionTokens)
-		if x.Unreported > 0 {
-			s += fmt.Sprintf(", %s reported no usage", plural(x.Unreported, "turn"))
-		}
-		return s
-	}
-	line := "tokens: " + part("agent", u.Agent)
-	if u.Judge != (runner.Usage{}) {
-		line += " · " + part("judge", u.Judge)
-	}
-	return line
-}
+func usageLine(u *runner.UsageReport) string { return runner.UsageLine(u) }
 
 func verdictWord(v string) string {
 	switch v {

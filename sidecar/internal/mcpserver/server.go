@@ -280,6 +280,14 @@ func summary(rep *runner.Report) string {
 		if ex.Answer != nil {
 			fmt.Fprintf(&b, "\n  answer: %s", strings.ReplaceAll(strings.TrimRight(*ex.Answer, "\n"), "\n", "\n  "))
 		}
+		// A multi-turn example: each turn's verdict (the later turns of
+		// one that did not pass are "not run"), as kmx test prints them.
+		for _, tr := range ex.Turns {
+			fmt.Fprintf(&b, "\n  turn %d %s: %s", tr.Turn, tr.Verdict, strings.TrimPrefix(tr.Message, tr.Verdict+": "))
+		}
+	}
+	if line := runner.UsageLine(rep.Usage); line != "" {
+		b.WriteString("\n" + line)
 	}
 	if rep.RunID != "" {
 		fmt.Fprintf(&b, "\nrun %s, journal %s", rep.RunID, rep.JournalPath)

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"fmt"
+
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
@@ -131,6 +133,36 @@ type Usage struct {
 	CompletionTokens int `json:"completionTokens"`
 	TotalTokens      int `json:"totalTokens"`
 	Unreported       int `json:"unreported,omitempty"`
+}
+
+// UsageLine is the run's token usage as the routes reported it, the
+// agent's and the judge's apart ("tokens: agent 178 (prompt 146,
+// completion 32)"), as kmx test and kmx mcp print it; "" when nothing ran.
+func UsageLine(u *UsageReport) string {
+	if u == nil {
+		return ""
+	}
+	turns := func(n int) string {
+		if n == 1 {
+			return "1 turn"
+		}
+		return fmt.Sprintf("%d turns", n)
+	}
+	part := func(who string, x Usage) string {
+		if x.Unreported > 0 && x.TotalTokens == 0 && x.PromptTokens == 0 && x.CompletionTokens == 0 {
+			return fmt.Sprintf("%s not reported (%s)", who, turns(x.Unreported))
+		}
+		s := fmt.Sprintf("%s %d (prompt %d, completion %d)", who, x.TotalTokens, x.PromptTokens, x.CompletionTokens)
+		if x.Unreported > 0 {
+			s += fmt.Sprintf(", %s reported no usage", turns(x.Unreported))
+		}
+		return s
+	}
+	line := "tokens: " + part("agent", u.Agent)
+	if u.Judge != (Usage{}) {
+		line += " · " + part("judge", u.Judge)
+	}
+	return line
 }
 
 // add sums u (nil: one turn that reported none) into s.
