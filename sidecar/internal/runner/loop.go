@@ -430,6 +430,7 @@ func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name str
 		// directive: an assertion it passes (notContains, toolNotCalled,
 		// a rubric) proves nothing, so no assertion is checked or judged.
 		recordToolUses(&res, out.ToolUses)
+		res.Usage = out.Usage
 		res.Verdict, res.Message = VerdictUnknown, route.FakePlaceholderUnknown
 		return res, out
 	}
