@@ -10,7 +10,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
-const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--json]"
+const runUsage = "kmx run FILE [--example ID]... [--input TEXT | --input-file PATH|-] [--model NAME] [--endpoint URL [--key-env NAME]] [--judge-endpoint URL [--judge-key-env NAME]] [--concurrency N] [--tool-bindings PATH] [--keep-workspace] [--json]"
 
 func runRun(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet("run")
@@ -22,6 +22,8 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	fs.Var(&input, "input", "ad-hoc input `TEXT` to send (after the --example ones, if any)")
 	fs.Var(&inputFile, "input-file", "read the ad-hoc input from `PATH` (- for standard input)")
 	fs.BoolVar(&asJSON, "json", false, "print the JSON report (answers included)")
+	var keepWorkspace bool
+	fs.BoolVar(&keepWorkspace, "keep-workspace", false, "keep each example's scratch copy of its fixture workspace after the run, and name it")
 	rf.register(fs)
 	rf.registerConcurrency(fs)
 	rf.registerToolBindings(fs)
@@ -56,6 +58,7 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	}
 	opts := runOptions(env, rf)
 	opts.ToolBinding = binding
+	opts.KeepWorkspace = keepWorkspace
 	if !asJSON {
 		header := onceHeader(env, "run", path)
 		opts.OnExample = func(ex runner.ExampleResult) { header(); printAnswer(env.Stdout, ex) }
@@ -89,6 +92,8 @@ func printAnswer(w io.Writer, ex runner.ExampleResult) {
 	if line := toolLine(ex); line != "" {
 		fmt.Fprintf(w, "   %s\n", line)
 	}
+	// Run shows content: what the turn changed in its workspace, as diffs.
+	printWorkspaceAt(w, ex, "   ", true)
 }
 
 func indent(s string) string {

@@ -31,7 +31,12 @@ func workspaceLine(ex runner.ExampleResult) string {
 // with --show-content, a failing or unknown example's changes as unified
 // diffs (workspace.Diff), indented under the example.
 func printWorkspace(w io.Writer, ex runner.ExampleResult, showContent bool) {
-	const indent = "                                    "
+	printWorkspaceAt(w, ex, "                                    ", showContent && ex.Verdict != runner.VerdictPass)
+}
+
+// printWorkspaceAt prints the workspace line and the kept copy's folder
+// at indent, and the changes as unified diffs when diffs is set.
+func printWorkspaceAt(w io.Writer, ex runner.ExampleResult, indent string, diffs bool) {
 	if line := workspaceLine(ex); line != "" {
 		fmt.Fprintf(w, "%s%s\n", indent, line)
 	}
@@ -39,7 +44,7 @@ func printWorkspace(w io.Writer, ex runner.ExampleResult, showContent bool) {
 		fmt.Fprintf(w, "%sworkspace kept: %s\n", indent, ex.KeptWorkspace)
 	}
 	o := ex.WorkspaceOutcome()
-	if !showContent || o == nil || ex.Verdict == runner.VerdictPass {
+	if !diffs || o == nil {
 		return
 	}
 	for _, c := range o.Changes {

@@ -84,3 +84,15 @@ func TestCLIShowsAFailingExamplesWorkspace(t *testing.T) {
 		t.Fatalf("kept %q: %q %v", kept, b, err)
 	}
 }
+
+// kmx run shows content: each example's workspace changes as diffs, even
+// when it passes; --keep-workspace keeps the copy there too.
+func TestRunShowsTheWorkspaceDiff(t *testing.T) {
+	h := home(t)
+	r := kmx(t, h, "run", filepath.Join("..", "..", "..", "testdata", "demo", "fix-add.agent.md"), "--keep-workspace")
+	for _, want := range []string{"workspace: fixtures/calc · 1 changed: calc/add.go (modified)", "-\treturn a - b", "+\treturn a + b", "workspace kept: " + h} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("kmx run output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
