@@ -7,8 +7,9 @@
 // document, the terminal table and the short Markdown summary a pull
 // request shows, and reading the agent file at a revision with git.
 //
-// It runs nothing: the runner fills the grid, and this package only
-// renders it. What it renders is safe by construction: example IDs,
+// It runs nothing: the runner fills the grid (runner.Compare), and this
+// package renders it; ReadAtRevision and InstructionsAt only read, and hand
+// the runner (runner.ReadBaseline) the instructions to send. What it renders is safe by construction: example IDs,
 // verdicts, counts, durations, model identities, run IDs and revisions,
 // never an answer, an input, a tool argument, an endpoint or a credential.
 // Reading a revision never checks anything out, and every refusal comes

@@ -160,7 +160,7 @@ func TestListTools(t *testing.T) {
 	}
 	want := map[string][]string{
 		"Run":     {"examples", "file", "input", "model"},
-		"Test":    {"examples", "file", "fromRun", "model", "trials"},
+		"Test":    {"baseline", "examples", "file", "fromRun", "model", "models", "trials"},
 		"Explain": {"file", "showContent"},
 		"Chat":    {"conversation", "file", "input", "model"},
 	}
