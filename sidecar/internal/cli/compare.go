@@ -60,6 +60,9 @@ func runCompare(ctx context.Context, env Env, tf testFlags, path string, src []b
 	opts.ToolBinding = tf.binding
 	opts.HTTPClient = tf.client
 	res, reps, err := runner.Compare(ctx, opts, invocation.Request{Path: path, Source: src, Examples: tf.examples}, c)
+	if r, ok := invocation.AsRefusal(err); ok {
+		return &RefusalError{Msg: "kmx test: " + r.Msg, Next: r.Next}
+	}
 	if err != nil {
 		return &RefusalError{Msg: "kmx test: " + err.Error(), Next: "this is not a verdict; nothing was reported as passing"}
 	}

@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,6 +89,15 @@ func TestTestToolModelsAndBaseline(t *testing.T) {
 	both := call(t, cs, "Test", map[string]any{"file": file, "model": "fake", "models": []string{"fake"}})
 	if !both.IsError || !strings.Contains(text(both), "model or models") {
 		t.Errorf("model and models: %v %s", both.IsError, text(both))
+	}
+
+	many := []string{"fake"}
+	for i := range runner.MaxCompareModels {
+		many = append(many, fmt.Sprintf("m%d", i))
+	}
+	tooMany := call(t, cs, "Test", map[string]any{"file": file, "models": many})
+	if !tooMany.IsError || !strings.Contains(text(tooMany), "compare at most 8 models") {
+		t.Errorf("%d models: %v %s", len(many), tooMany.IsError, text(tooMany))
 	}
 
 	plain := call(t, cs, "Test", map[string]any{"file": file})

@@ -123,6 +123,9 @@ func compareTool(ctx context.Context, cfg Config, ss *mcp.ServerSession, in Test
 		c.Baseline = b
 	}
 	res, reps, err := runner.Compare(ctx, cfg.options(""), invocation.Request{Path: pf.agent, Source: src, Read: pf.read, Examples: in.Examples}, c)
+	if r, ok := invocation.AsRefusal(err); ok {
+		return errorResult(&refusal{msg: r.Msg, next: r.Next}), testResult(nil), nil
+	}
 	if err != nil {
 		return errorResult(&refusal{msg: err.Error(), next: "this is not a verdict; nothing was reported as passing"}), testResult(nil), nil
 	}

@@ -15,6 +15,10 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
 
+// MaxCompareModels bounds the models of one comparison: each is its own
+// invocation and journal (two with a baseline), all on one pool.
+const MaxCompareModels = 8
+
 // Comparison is one file tested on several models and, optionally, on a
 // baseline's instructions: each column its own invocation and journal.
 type Comparison struct {
@@ -30,6 +34,9 @@ type Comparison struct {
 // each model's baseline). An invocation that failed without a refusal (a
 // broken journal, say) is returned as the error once the others ran.
 func Compare(ctx context.Context, opts Options, req invocation.Request, c Comparison) (*compare.Result, []*Report, error) {
+	if err := c.check(); err != nil {
+		return nil, nil, err
+	}
 	models := c.Models
 	if len(models) == 0 {
 		models = []string{""}
@@ -89,6 +96,27 @@ func Compare(ctx context.Context, opts Options, req invocation.Request, c Compar
 		runs[i] = CompareRun(rep, col.model, col.baseline)
 	}
 	return compare.Build(agent, runs), reps, nil
+}
+
+// check refuses, before anything is created or sent, a comparison the
+// fronts can be asked for but none can make: a model named twice (its two
+// columns would be the same question) or more than MaxCompareModels.
+func (c Comparison) check() error {
+	if len(c.Models) > MaxCompareModels {
+		return invocation.Refuse(fmt.Sprintf("compare at most %d models at a time; split the others into a second comparison", MaxCompareModels),
+			"a comparison of %d models is too many", len(c.Models))
+	}
+	for i, m := range c.Models {
+		if m == "" {
+			return invocation.Refuse("name each model, or leave the models out to test on the file's own", "model %d of the comparison is empty", i+1)
+		}
+		for _, prev := range c.Models[:i] {
+			if prev == m {
+				return invocation.Refuse("name each model once", "the comparison names the model %s twice", columnName(m, nil))
+			}
+		}
+	}
+	return nil
 }
 
 // CompareRun is one invocation's report as a column of a comparison: its
