@@ -316,42 +316,56 @@ module.exports = function register(h) {
     await toast("the endpoint credential is stored").first().waitFor({ timeout: 60_000 });
     // An HTTPS endpoint where nothing listens: the run reaches the request
     // (so the sidecar had the credential: without it the run is refused
-    // for a missing key variable) and fails to connect.
-    h.setMachineSetting("kmx.endpoint", "https://127.0.0.1:9/v1");
-    await page.waitForTimeout(2_000);
-    await lens("▶ Run example").first().click();
-    const t = toast('kmx example "weekly": inconclusive (unknown)');
-    await t.first().waitFor({ timeout: 60_000 });
-    const text = await t.first().innerText();
-    assert.match(text, /could not connect|did not complete/);
-    assert.ok(!text.includes(canary), "the notification holds the credential");
-    await palette("kmx: Show Logs");
-    await page.locator(".output-view .view-lines").first().waitFor({ timeout: 15_000 });
-    const logText = await page.locator(".output-view").first().innerText();
-    assert.ok(!logText.includes(canary), "the kmx output channel holds the credential");
-    for (const f of [h.machineSettings, path.join(workspace, ".vscode", "settings.json")]) {
-      if (fs.existsSync(f)) {
-        assert.ok(!fs.readFileSync(f, "utf8").includes(canary), `${f} holds the credential`);
-      }
-    }
-    const kmxHome = path.join(h.scratch, "..", "kmx-home");
-    const grep = (dir) => {
-      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-        const p = path.join(dir, e.name);
-        if (e.isDirectory()) {
-          grep(p);
-        } else if (e.isFile()) {
-          assert.ok(!fs.readFileSync(p).includes(canary), `${p} holds the credential`);
+    // for a missing key variable) and fails to connect. An endpoint is sent
+    // only a plain model name (VS Code's "Name (vendor)" form is refused
+    // before sending), so this file names one.
+    try {
+      fs.writeFileSync(path.join(workspace, "plain.agent.md"), notes.replace("model: KMX Good (kmx-test)", "model: plain-model"));
+      h.setMachineSetting("kmx.endpoint", "https://127.0.0.1:9/v1");
+      await openFile("plain.agent.md");
+      await page.waitForTimeout(2_000);
+      await lens("▶ Run example").first().click();
+      const t = toast('kmx example "weekly": inconclusive (unknown)');
+      await t.first().waitFor({ timeout: 60_000 });
+      const text = await t.first().innerText();
+      assert.match(text, /could not connect|did not complete/);
+      assert.ok(!text.includes(canary), "the notification holds the credential");
+      await palette("kmx: Show Logs");
+      await page.locator(".output-view .view-lines").first().waitFor({ timeout: 15_000 });
+      const logText = await page.locator(".output-view").first().innerText();
+      assert.ok(!logText.includes(canary), "the kmx output channel holds the credential");
+      for (const f of [h.machineSettings, path.join(workspace, ".vscode", "settings.json")]) {
+        if (fs.existsSync(f)) {
+          assert.ok(!fs.readFileSync(f, "utf8").includes(canary), `${f} holds the credential`);
         }
       }
-    };
-    grep(kmxHome);
-    // Clean up: delete the credential and the endpoint.
-    await palette("kmx: Set Endpoint Credential");
-    await input.waitFor({ state: "visible", timeout: 10_000 });
-    await input.fill("");
-    await page.keyboard.press("Enter");
-    await toast("the endpoint credential was deleted").first().waitFor({ timeout: 60_000 });
-    h.setMachineSetting("kmx.endpoint", undefined);
+      const kmxHome = path.join(h.scratch, "..", "kmx-home");
+      const grep = (dir) => {
+        for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+          const p = path.join(dir, e.name);
+          if (e.isDirectory()) {
+            grep(p);
+          } else if (e.isFile()) {
+            assert.ok(!fs.readFileSync(p).includes(canary), `${p} holds the credential`);
+          }
+        }
+      };
+      grep(kmxHome);
+    } finally {
+      // Clean up whatever happened: delete the credential and the endpoint,
+      // so later steps do not run with them, and the file (a plain model
+      // name is no model VS Code offers).
+      h.setMachineSetting("kmx.endpoint", undefined);
+      await openFile("plain.agent.md");
+      await palette("View: Close Editor");
+      fs.rmSync(path.join(workspace, "plain.agent.md"), { force: true });
+      await openFile("notes.agent.md");
+      await palette("Notifications: Clear All Notifications");
+      await palette("kmx: Set Endpoint Credential");
+      await input.waitFor({ state: "visible", timeout: 10_000 });
+      await input.fill("");
+      await page.keyboard.press("Enter");
+      await toast("the endpoint credential was deleted").first().waitFor({ timeout: 60_000 });
+    }
   });
 };
