@@ -98,8 +98,12 @@ func ToolsToProto(tools []localtools.Tool) []*sessionspb.ToolSpec {
 	return out
 }
 
-// ToolsFromProto converts a session's tool set.
+// ToolsFromProto converts a session's tool set (nil for none, as a
+// tool-free session journals it).
 func ToolsFromProto(specs []*sessionspb.ToolSpec) []localtools.Tool {
+	if len(specs) == 0 {
+		return nil
+	}
 	out := make([]localtools.Tool, 0, len(specs))
 	for _, s := range specs {
 		t := localtools.Tool{Name: s.GetName(), State: s.GetState(), Source: s.GetSource(), Pending: s.GetPending(),

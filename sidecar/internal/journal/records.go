@@ -76,27 +76,58 @@ type SessionPlaced struct {
 	Workspace *PlacedWorkspace `json:"workspace,omitempty"`
 }
 
-// OfferedTool is one declared tool as offered to a session.
+// OfferedTool is one declared tool as offered to one example's turn:
+// frozen at run start, journaled with the session, and all that replay
+// needs. It is the one Go shape of a tool (localtools.Tool names it): the
+// protocol's sessionspb.ToolSpec is converted to and from it only where a
+// turn crosses the Sessions service or the harness. It is journaled as it
+// is, so a change to it is a change to the journal's records.
 type OfferedTool struct {
-	Name     string         `json:"name"`
-	State    string         `json:"state"`
-	Source   string         `json:"source"`
+	Name string `json:"name"`
+	// State is Enabled or Disabled, from kmx.yaml.
+	State string `json:"state"`
+	// Source is what answers a call: disabled, recorded, unavailable or live.
+	Source string `json:"source"`
+	// Recorded holds the example's saved calls (Source recorded).
 	Recorded []RecordedCall `json:"recorded,omitempty"`
-	Pending  bool           `json:"pending,omitempty"`
-	// Function, Reference, Description, Parameters and Table are the
-	// offered definition of a tool of VS Code's reference table (Table its
-	// version) or an MCP stub: the function name the model calls, the
-	// declared reference, the description and the JSON schema. Absent for
-	// a name offered with kmx's generic definition, so older journals read
-	// as before.
-	Function    string `json:"function,omitempty"`
-	Reference   string `json:"reference,omitempty"`
+	// Pending marks a `calls: []` recording waiting for its first capture.
+	Pending bool `json:"pending,omitempty"`
+	// Function is the name the model is offered the tool under, when it
+	// differs from Name (`edit_editFiles` for `edit/editFiles`): every
+	// route's function names match ^[A-Za-z0-9_-]{1,64}$.
+	Function string `json:"function,omitempty"`
+	// Reference is the declared reference that brought the tool in, when
+	// it differs from Name (the set `edit` for `edit/editFiles`, the legacy
+	// `codebase` for `search/codebase`): kmx.yaml states and recordings
+	// are keyed by it.
+	Reference string `json:"reference,omitempty"`
+	// Description and Parameters (a JSON schema) are the definition
+	// offered for a tool of VS Code's reference table (Table names its
+	// version) or an MCP stub; empty for any other name, which gets kmx's
+	// generic definition, so older journals read as before.
 	Description string `json:"description,omitempty"`
 	Parameters  string `json:"parameters,omitempty"`
 	Table       string `json:"table,omitempty"`
 }
 
-// RecordedCall is one saved call of an offered tool, as JSON text.
+// FunctionName is the name the model calls the tool by.
+func (t OfferedTool) FunctionName() string {
+	if t.Function != "" {
+		return t.Function
+	}
+	return t.Name
+}
+
+// Declared is the reference the agent file declares the tool by.
+func (t OfferedTool) Declared() string {
+	if t.Reference != "" {
+		return t.Reference
+	}
+	return t.Name
+}
+
+// RecordedCall is one saved call of an offered tool: arguments and result
+// as JSON text.
 type RecordedCall struct {
 	Arguments string `json:"arguments"`
 	Result    string `json:"result"`

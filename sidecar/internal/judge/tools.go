@@ -14,7 +14,9 @@ import (
 
 // ToolUse is one call of a replay-verified tool trace: the model requested
 // Name with Arguments (JSON text) in a validated batch, and Source answered
-// it (live, recorded, unavailable or disabled).
+// it (live, recorded, unavailable or disabled). It is the one Go shape of a
+// tool use: the runner converts the Sessions service's sessionspb.ToolUse to
+// it at that edge, and reports and tool assertions read it.
 type ToolUse struct {
 	Name      string `json:"name"`
 	Source    string `json:"source"`
@@ -22,6 +24,9 @@ type ToolUse struct {
 	// Reference is the declared reference that brought the tool in (the
 	// set edit for edit/editFiles).
 	Reference string `json:"-"`
+	// Dispatched: an Enabled dispatch (counted in a report's toolCalls); a
+	// Disabled answer is not one. Tool assertions count every use.
+	Dispatched bool `json:"dispatched,omitempty"`
 }
 
 // Covers reports whether a tool name as the agent file writes it (in an

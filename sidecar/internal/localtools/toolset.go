@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 	"github.com/kmxdev/kmx/sidecar/internal/vscodetools"
@@ -53,56 +54,12 @@ const (
 )
 
 // RecordedCall is one saved call: arguments and result as JSON text.
-type RecordedCall struct {
-	Arguments string `json:"arguments"`
-	Result    string `json:"result"`
-}
+type RecordedCall = journal.RecordedCall
 
 // Tool is one declared tool as offered to one example's turn: frozen at run
-// start, journaled with the session, and all that replay needs.
-type Tool struct {
-	Name string `json:"name"`
-	// State is Enabled or Disabled, from kmx.yaml.
-	State string `json:"state"`
-	// Source is what answers a call: disabled, recorded, unavailable or live.
-	Source string `json:"source"`
-	// Recorded holds the example's saved calls (Source recorded).
-	Recorded []RecordedCall `json:"recorded,omitempty"`
-	// Pending marks a `calls: []` recording waiting for its first capture.
-	Pending bool `json:"pending,omitempty"`
-	// Function is the name the model is offered the tool under, when it
-	// differs from Name (`edit_editFiles` for `edit/editFiles`): every
-	// route's function names match ^[A-Za-z0-9_-]{1,64}$.
-	Function string `json:"function,omitempty"`
-	// Reference is the declared reference that brought the tool in, when
-	// it differs from Name (the set `edit` for `edit/editFiles`, the legacy
-	// `codebase` for `search/codebase`): kmx.yaml states and recordings
-	// are keyed by it.
-	Reference string `json:"reference,omitempty"`
-	// Description and Parameters (a JSON schema) are the definition
-	// offered for a tool of VS Code's reference table (Table names its
-	// version) or an MCP stub; empty for any other name, which gets kmx's
-	// generic definition.
-	Description string `json:"description,omitempty"`
-	Parameters  string `json:"parameters,omitempty"`
-	Table       string `json:"table,omitempty"`
-}
-
-// FunctionName is the name the model calls the tool by.
-func (t Tool) FunctionName() string {
-	if t.Function != "" {
-		return t.Function
-	}
-	return t.Name
-}
-
-// Declared is the reference the agent file declares the tool by.
-func (t Tool) Declared() string {
-	if t.Reference != "" {
-		return t.Reference
-	}
-	return t.Name
-}
+// start, journaled with the session as it is (journal.OfferedTool, the one
+// Go shape of a tool), and all that replay needs.
+type Tool = journal.OfferedTool
 
 // Call is one tool call the model requested.
 type Call = route.ToolCall

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
@@ -45,7 +46,7 @@ type Outcome struct {
 	// Cancelled: the turn stopped because its context ended.
 	Cancelled bool
 	// ToolUses is a verified tool turn's answered calls, in batch order.
-	ToolUses []ToolUse
+	ToolUses []judge.ToolUse
 	// SessionID is the journal session of the turn, when it was placed.
 	SessionID string
 	// WorkspaceOutcome is a verified workspace turn's journaled
@@ -134,7 +135,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 				out.Verified, out.WorkspaceOutcome = true, v.GetWorkspaceOutcomeJson()
 				out.DurationMs, out.Usage = measures(v)
 				for _, u := range v.GetToolUses() {
-					out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
+					out.ToolUses = append(out.ToolUses, judge.ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
 				}
 			}
 		}

@@ -479,7 +479,7 @@ func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResu
 		case a.Type.IsTrajectory():
 			// From the replay-verified trace only (prepare refused them
 			// on a file that declares no tools).
-			r = judge.EvaluateTool(a, judgeUses(out.ToolUses))
+			r = judge.EvaluateTool(a, out.ToolUses)
 		case a.Type.IsBudget():
 			var m judge.Measures
 			m.DurationMs = out.DurationMs

@@ -10,6 +10,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
@@ -120,7 +121,7 @@ func (e *regradeExecutor) copyAndVerify(ctx context.Context, s *readback.SourceS
 		// The source turn's trace, for the trajectory and tool
 		// assertions: the same replay-verified calls a live turn reports.
 		for _, u := range v.GetToolUses() {
-			out.ToolUses = append(out.ToolUses, ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
+			out.ToolUses = append(out.ToolUses, judge.ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
 		}
 	}
 	return out, nil

@@ -15,8 +15,8 @@ type ToolSource struct {
 // call names the function the model was offered (edit_editFiles), the
 // report and the tool assertions name the tool (edit/editFiles) and the
 // reference that declared it (edit).
-func namedUses(uses []ToolUse, set []localtools.Tool) []ToolUse {
-	out := make([]ToolUse, 0, len(uses))
+func namedUses(uses []judge.ToolUse, set []localtools.Tool) []judge.ToolUse {
+	out := make([]judge.ToolUse, 0, len(uses))
 	for _, u := range uses {
 		if t, ok := localtools.Find(set, u.Name); ok {
 			u.Name, u.Reference = t.Name, t.Declared()
@@ -29,7 +29,7 @@ func namedUses(uses []ToolUse, set []localtools.Tool) []ToolUse {
 // recordToolUses fills an example's toolCalls (Enabled dispatches) and
 // toolSources (each called tool's source, once per pair, Disabled answers
 // left out) from a replay-verified trace.
-func recordToolUses(res *ExampleResult, uses []ToolUse) {
+func recordToolUses(res *ExampleResult, uses []judge.ToolUse) {
 	seen := map[ToolSource]bool{}
 	for _, u := range uses {
 		if !u.Dispatched {
@@ -42,24 +42,4 @@ func recordToolUses(res *ExampleResult, uses []ToolUse) {
 			res.ToolSources = append(res.ToolSources, ts)
 		}
 	}
-}
-
-// ToolUse is one answered call of a verified tool turn.
-type ToolUse struct {
-	Name string
-	// Reference is the declared reference of the tool (edit for
-	// edit/editFiles); empty for a use no frozen tool names.
-	Reference  string
-	Source     string
-	Dispatched bool
-	// Arguments is the call's JSON arguments, for toolCalledWith.
-	Arguments string
-}
-
-func judgeUses(uses []ToolUse) []judge.ToolUse {
-	out := make([]judge.ToolUse, 0, len(uses))
-	for _, u := range uses {
-		out = append(out, judge.ToolUse{Name: u.Name, Reference: u.Reference, Source: u.Source, Arguments: u.Arguments})
-	}
-	return out
 }

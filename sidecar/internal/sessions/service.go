@@ -120,7 +120,7 @@ func (s *service) place(req *sessionspb.CreateSessionRequest) (*session, journal
 	sess := &session{id: id, harness: h, purpose: req.GetPurpose(), model: model, tools: req.GetTools(), workspace: req.GetWorkspace()}
 	payload, err := journal.Encode(journal.SessionPlaced{
 		SessionID: id, Harness: h, Purpose: sess.purpose, ExampleID: req.GetExampleId(), Model: model,
-		Tools: offeredFromProto(req.GetTools()), Workspace: placedWS,
+		Tools: harness.ToolsFromProto(req.GetTools()), Workspace: placedWS,
 	})
 	if err != nil {
 		return nil, journal.Record{}, status.Error(codes.Internal, err.Error())

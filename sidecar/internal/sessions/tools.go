@@ -155,37 +155,3 @@ func (t *trace) uses() []*sessionspb.ToolUse {
 	}
 	return out
 }
-
-// offeredFromProto is the journal form of a session's tool set.
-// It mirrors harness.ToolsFromProto on purpose: the journal keeps its own
-// record type (journal.OfferedTool), so the persisted, hash-chained format
-// does not change when the runtime localtools.Tool does.
-func offeredFromProto(specs []*sessionspb.ToolSpec) []journal.OfferedTool {
-	if len(specs) == 0 {
-		return nil
-	}
-	out := make([]journal.OfferedTool, 0, len(specs))
-	for _, s := range specs {
-		o := journal.OfferedTool{Name: s.GetName(), State: s.GetState(), Source: s.GetSource(), Pending: s.GetPending(),
-			Function: s.GetFunction(), Reference: s.GetReference(), Description: s.GetDescription(), Parameters: s.GetParameters(), Table: s.GetTable()}
-		for _, c := range s.GetRecorded() {
-			o.Recorded = append(o.Recorded, journal.RecordedCall{Arguments: c.GetArguments(), Result: c.GetResult()})
-		}
-		out = append(out, o)
-	}
-	return out
-}
-
-// offeredToProto rebuilds the tool set from its journal form, for replay.
-func offeredToProto(tools []journal.OfferedTool) []*sessionspb.ToolSpec {
-	out := make([]*sessionspb.ToolSpec, 0, len(tools))
-	for _, o := range tools {
-		s := &sessionspb.ToolSpec{Name: o.Name, State: o.State, Source: o.Source, Pending: o.Pending,
-			Function: o.Function, Reference: o.Reference, Description: o.Description, Parameters: o.Parameters, Table: o.Table}
-		for _, c := range o.Recorded {
-			s.Recorded = append(s.Recorded, &sessionspb.SavedCall{Arguments: c.Arguments, Result: c.Result})
-		}
-		out = append(out, s)
-	}
-	return out
-}

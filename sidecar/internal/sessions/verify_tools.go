@@ -23,7 +23,7 @@ const (
 // must give the journaled answer exactly; a live result needs a tool that
 // was offered as live.
 func resultsMatchSources(tt toolTurn) bool {
-	set := harness.ToolsFromProto(offeredToProto(tt.placed.Tools))
+	set := tt.placed.Tools
 	for i, r := range tt.tr.results {
 		tool, ok := localtools.Find(set, r.Name)
 		if !ok {
@@ -208,7 +208,7 @@ func (s *service) replayTools(ctx context.Context, tt toolTurn, n int, history [
 		Turn:         int32(tt.started.Turn),
 		Model:        &sessionspb.ModelIdentity{Route: tt.placed.Model.Route, Model: tt.placed.Model.Model},
 		Instructions: tt.started.Instructions, Input: tt.started.Input, History: history,
-		Tools:  offeredToProto(tt.placed.Tools),
+		Tools:  harness.ToolsToProto(tt.placed.Tools),
 		Replay: rec, Workspace: ws,
 	}, n, ts)
 	if err != nil || resp.Reason != "" {
