@@ -25,17 +25,9 @@ func readAgentFile(cmd, path string) ([]byte, error) {
 		return nil, &RefusalError{Msg: fmt.Sprintf("kmx %s: %v", cmd, err), Next: tooLarge.NextStep()}
 	}
 	if err != nil {
-		return nil, usagef("check the path; kmx reads *.agent.md files", "kmx %s: cannot read %s: %v", cmd, path, unwrapPathError(err))
+		return nil, usagef("check the path; kmx reads *.agent.md files", "kmx %s: cannot read %s: %v", cmd, path, problem.PathReason(err))
 	}
 	return src, nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // runOptions turns the route flags into runner options.
@@ -94,9 +86,7 @@ func printRefusalDiagnostics(w io.Writer, rep *runner.Report, r *invocation.Refu
 
 // printFooter ends human output with the run's identity and the label.
 func printFooter(w io.Writer, rep *runner.Report) {
-	s := rep.Summary
-	parts := []string{fmt.Sprintf("%d pass", s.Pass), fmt.Sprintf("%d fail", s.Fail), fmt.Sprintf("%d unknown", s.Unknown)}
-	fmt.Fprintf(w, "%s: %s · model %s (%s) · %.1f ms\n", plural(len(rep.Examples), "example"), strings.Join(parts, ", "), rep.Route.Agent.Model, rep.Route.Agent.Route, rep.DurationMs)
+	fmt.Fprintf(w, "%s: %s · model %s (%s) · %.1f ms\n", plural(len(rep.Examples), "example"), rep.Summary.Counts(), rep.Route.Agent.Model, rep.Route.Agent.Route, rep.DurationMs)
 	if line := toolSettingsLine(rep); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -211,12 +201,12 @@ func verdictWord(v string) string {
 func readSmallFile(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", usagef(runUsage, "kmx run: cannot read %s: %v", path, unwrapPathError(err))
+		return "", usagef(runUsage, "kmx run: cannot read %s: %v", path, problem.PathReason(err))
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, invocation.MaxAdHocInput+1))
 	if err != nil {
-		return "", usagef(runUsage, "kmx run: cannot read %s: %v", path, unwrapPathError(err))
+		return "", usagef(runUsage, "kmx run: cannot read %s: %v", path, problem.PathReason(err))
 	}
 	return string(b), nil
 }

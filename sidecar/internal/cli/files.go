@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // fileSet is the agent files a command was given, after folders were
@@ -54,7 +56,7 @@ func agentFiles(cmd string, args []string, shard, usage string) (fileSet, error)
 		set.many = true
 		found, err := agentFilesUnder(a)
 		if err != nil {
-			return fileSet{}, usagef("check the folder; kmx reads *.agent.md files under it", "kmx %s: cannot list %s: %v", cmd, a, unwrapPathError(err))
+			return fileSet{}, usagef("check the folder; kmx reads *.agent.md files under it", "kmx %s: cannot list %s: %v", cmd, a, problem.PathReason(err))
 		}
 		if len(found) == 0 {
 			return fileSet{}, usagef("name a folder that holds *.agent.md files (or .github/agents/*.md), or the files themselves", "kmx %s: %s holds no *.agent.md file and no .github/agents/*.md", cmd, a)

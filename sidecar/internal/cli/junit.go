@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
@@ -49,7 +50,7 @@ func checkJUnitPath(path string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return refuse("cannot be checked: %v", unwrapPathError(err))
+		return refuse("cannot be checked: %v", problem.PathReason(err))
 	case fi.IsDir():
 		return refuse("is a folder; name a file in it, for example %s", filepath.Join(path, "junit.xml"))
 	case !fi.Mode().IsRegular():
@@ -57,7 +58,7 @@ func checkJUnitPath(path string) error {
 	default:
 		ours, err := isKmxJUnit(path)
 		if err != nil {
-			return refuse("cannot be read to check it is a report kmx wrote: %v", unwrapPathError(err))
+			return refuse("cannot be read to check it is a report kmx wrote: %v", problem.PathReason(err))
 		}
 		if !ours {
 			return refuse("already exists and is not a JUnit report kmx wrote; kmx never overwrites another file")
@@ -70,7 +71,7 @@ func checkJUnitPath(path string) error {
 	}
 	probe, err := os.CreateTemp(dir, ".kmx-junit-*")
 	if err != nil {
-		return refuse("is in a folder kmx cannot write (%v)", unwrapPathError(err))
+		return refuse("is in a folder kmx cannot write (%v)", problem.PathReason(err))
 	}
 	probe.Close()
 	_ = os.Remove(probe.Name())
@@ -232,7 +233,7 @@ func writeXML(path string, doc junitSuites) error {
 	// Write beside the target and rename, so a reader never sees half a file.
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".kmx-junit-*")
 	if err != nil {
-		return &RefusalError{Msg: fmt.Sprintf("kmx test: cannot write --junit %s: %v", path, unwrapPathError(err)), Next: junitNext}
+		return &RefusalError{Msg: fmt.Sprintf("kmx test: cannot write --junit %s: %v", path, problem.PathReason(err)), Next: junitNext}
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(out); err != nil {

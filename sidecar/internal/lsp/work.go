@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -58,17 +57,9 @@ func (s *Server) source(method, uri string) (source, error) {
 		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v; %s", method, err, tooLarge.NextStep())
 	}
 	if err != nil {
-		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: cannot read %s: %v; open the file in the editor or check the path", method, path, unwrapPathError(err))
+		return source{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: cannot read %s: %v; open the file in the editor or check the path", method, path, problem.PathReason(err))
 	}
 	return source{path: path, text: text}, nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // previewOptions maps the session's settings (and a per-request model
@@ -138,8 +129,7 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 		s.log.Error("run failed", "method", method, "err", err)
 		return nil, requestFailed(method, err)
 	default:
-		sum := rep.Summary
-		prog.end(OutcomeCompleted, fmt.Sprintf("%s — %d pass, %d fail, %d unknown (local preview)", rep.Verdict, sum.Pass, sum.Fail, sum.Unknown))
+		prog.end(OutcomeCompleted, fmt.Sprintf("%s — %s (local preview)", rep.Verdict, rep.Summary.Counts()))
 	}
 	res := &ReportResult{ProtocolVersion: ProtocolVersion, URI: uri, DocumentVersion: src.version, Report: rep}
 	if rep != nil {

@@ -2,9 +2,7 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // The server reads only agent files inside its roots. A tool's file
@@ -38,11 +37,11 @@ func ResolveRoots(dirs []string) ([]string, error) {
 		}
 		real, err := filepath.EvalSymlinks(abs)
 		if err != nil {
-			return nil, fmt.Errorf("root %s: %w", d, unwrapPathErr(err))
+			return nil, fmt.Errorf("root %s: %w", d, problem.PathReason(err))
 		}
 		fi, err := os.Stat(real)
 		if err != nil {
-			return nil, fmt.Errorf("root %s: %w", d, unwrapPathErr(err))
+			return nil, fmt.Errorf("root %s: %w", d, problem.PathReason(err))
 		}
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("root %s is not a folder", d)
@@ -50,14 +49,6 @@ func ResolveRoots(dirs []string) ([]string, error) {
 		out = append(out, real)
 	}
 	return out, nil
-}
-
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // workingDirRoot is the default root: the working directory, resolved. If

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -164,10 +163,7 @@ func readAgentFile(tool, path, real string) ([]byte, error) {
 	if errors.As(err, &tooLarge) {
 		return nil, &refusal{msg: fmt.Sprintf("kmx %s: %v", tool, err), next: tooLarge.NextStep()}
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
+	err = problem.PathReason(err)
 	next := "check the path; kmx reads *.agent.md files"
 	if !filepath.IsAbs(path) {
 		if wd, wdErr := os.Getwd(); wdErr == nil {
@@ -259,7 +255,7 @@ func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command stri
 func summary(rep *runner.Report) string {
 	var b strings.Builder
 	s := rep.Summary
-	fmt.Fprintf(&b, "%s: %d pass, %d fail, %d unknown", runner.Label, s.Pass, s.Fail, s.Unknown)
+	fmt.Fprintf(&b, "%s: %s", runner.Label, s.Counts())
 	if s.Refused > 0 {
 		fmt.Fprintf(&b, ", %d refused", s.Refused)
 	}

@@ -45,6 +45,18 @@ func (b *basic) Error() string    { return b.msg }
 func (b *basic) NextStep() string { return b.next }
 func (b *basic) Unwrap() error    { return b.err }
 
+// PathReason is the reason a file operation failed (no such file,
+// permission denied, is a directory) without the operation and path that
+// *fs.PathError adds: every front's message names the path itself, in its
+// own words. Other errors are returned as they are.
+func PathReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // NextStep returns the next step of the first Problem in err's chain, or "".
 func NextStep(err error) string {
 	var p Problem

@@ -228,6 +228,12 @@ type Summary struct {
 	Refused int `json:"refused"`
 }
 
+// Counts is the summary as every front writes it: "N pass, N fail, N
+// unknown" (refusals are the front's to add: a refused run says so whole).
+func (s Summary) Counts() string {
+	return fmt.Sprintf("%d pass, %d fail, %d unknown", s.Pass, s.Fail, s.Unknown)
+}
+
 // ExampleResult is one selected example's outcome.
 type ExampleResult struct {
 	ID string `json:"id"`
