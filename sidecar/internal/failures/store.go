@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
 )
 
@@ -55,7 +56,7 @@ func Subject(path string) (string, error) {
 	}
 	phys, err := filepath.EvalSymlinks(parent)
 	if err != nil {
-		return "", fmt.Errorf("resolve the folder of %s: %w", path, unwrapPath(err))
+		return "", fmt.Errorf("resolve the folder of %s: %w", path, problem.PathReason(err))
 	}
 	phys, err = filepath.Abs(phys)
 	if err != nil {
@@ -78,7 +79,7 @@ func normalLeaf(dir, leaf string) (string, error) {
 		return leaf, nil
 	}
 	if err != nil {
-		return "", unwrapPath(err)
+		return "", problem.PathReason(err)
 	}
 	if fi.IsDir() {
 		return "", errors.New("it is a folder, not an agent file")
@@ -506,12 +507,4 @@ func randomHex(n int) (string, error) {
 		return "", fmt.Errorf("random name: %w", err)
 	}
 	return hex.EncodeToString(b), nil
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

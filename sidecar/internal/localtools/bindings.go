@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
 
@@ -152,7 +153,7 @@ func readBindingFile(path string) ([]byte, error) {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, pathErr("the binding file does not exist", "check the path given to --tool-bindings")
 			}
-			return nil, pathErr(fmt.Sprintf("cannot be read: %v", unwrapPath(err)), "check the path and its permissions")
+			return nil, pathErr(fmt.Sprintf("cannot be read: %v", problem.PathReason(err)), "check the path and its permissions")
 		}
 		if fi.Mode()&os.ModeSymlink != 0 {
 			return nil, pathErr(fmt.Sprintf("%s is a symbolic link; kmx reads binding files only through real folders", prefix), "give the real path of the binding file")
@@ -167,7 +168,7 @@ func readBindingFile(path string) ([]byte, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, pathErr(fmt.Sprintf("cannot be opened: %v", unwrapPath(err)), "check the path and its permissions")
+		return nil, pathErr(fmt.Sprintf("cannot be opened: %v", problem.PathReason(err)), "check the path and its permissions")
 	}
 	defer func() { _ = f.Close() }()
 	opened, err := f.Stat()
@@ -185,14 +186,6 @@ func readBindingFile(path string) ([]byte, error) {
 		return nil, pathErr("is larger than 16 KiB", "write only the one binding and endpoint")
 	}
 	return data, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // parseBinding checks the exact schema; a non-empty string is the problem.
