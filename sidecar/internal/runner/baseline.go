@@ -11,6 +11,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/compare"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // ReadBaseline is --baseline REV or none for the agent file at path (or
@@ -64,7 +65,7 @@ func baselinePair(path string, src []byte, read func(string) ([]byte, error)) (a
 	case errors.Is(err, fs.ErrNotExist):
 		return path, "", nil, nil
 	case err != nil:
-		return "", "", nil, &compare.RevisionError{Msg: fmt.Sprintf("--baseline: cannot read %s: %v", sibling, err), Next: "check the examples file beside the agent file"}
+		return "", "", nil, &compare.RevisionError{Msg: fmt.Sprintf("--baseline: cannot read %s: %v", sibling, problem.PathReason(err)), Next: "check the examples file beside the agent file"}
 	}
 	return path, sibling, b, nil
 }
