@@ -32,6 +32,8 @@ export const Commands = {
   OpenChat: "kmx.openChat",
   /** TestParams with fromRun → ReportResult: the Re-grade last run lens, zero agent model calls */
   RegradeLastRun: "kmx.regradeLastRun",
+  /** CompareModelsParams → CompareModelsResult; the extension asks for the models and renders the grid in the comparison panel */
+  CompareModels: "kmx.compareModels",
   /** DiffRunsParams → DiffRunsResult; the extension renders it in the replay panel */
   CompareRuns: "kmx.compareRuns",
 } as const;
@@ -56,6 +58,7 @@ export const Methods = {
   ListRuns: "kmx/listRuns",
   ClearJournals: "kmx/clearJournals",
   Inspect: "kmx/inspect",
+  CompareModels: "kmx/compareModels",
   DiffRuns: "kmx/diffRuns",
   Chat: "kmx/chat",
   ChatDiscard: "kmx/chatDiscard",
@@ -124,6 +127,8 @@ export interface KmxRequests {
   "kmx/clearJournals": { params: ClearJournalsParams; result: ClearJournalsResult };
   /** replay one retained run offline, with zero model calls */
   "kmx/inspect": { params: InspectParams; result: InspectResult };
+  /** test the file on several models, or against a baseline revision, and answer the grid (kmx test --model A --model B --baseline REV) */
+  "kmx/compareModels": { params: CompareModelsParams; result: CompareModelsResult };
   /** compare a run with the previous run of its file (kmx journal diff), offline, with zero model calls */
   "kmx/diffRuns": { params: DiffRunsParams; result: DiffRunsResult };
   /** the file's conversation: its history (no input, zero model calls) or one new turn */
@@ -697,6 +702,128 @@ export interface JudgeSample {
   reply: string;
   score?: number;
   reasoning?: string;
+}
+
+/** Go: lsp.CompareModelsParams */
+export interface CompareModelsParams {
+  uri: string;
+  models?: string[];
+  examples?: string[];
+  baseline?: string;
+  trials?: number;
+  workDoneToken?: unknown;
+}
+
+/** Go: lsp.CompareModelsResult */
+export interface CompareModelsResult {
+  protocolVersion: string;
+  uri: string;
+  documentVersion: number;
+  comparison?: CompareResult;
+  reports?: (Report | null)[];
+  refusal?: CompareRefusal;
+}
+
+/** Go: compare.Result */
+export interface CompareResult {
+  schema: string;
+  label: string;
+  agent: CompareAgent;
+  columns: CompareColumn[] | null;
+  rows: CompareRow[] | null;
+  summary: CompareSummary;
+  changes?: CompareChanges;
+  verdict: string;
+}
+
+/** Go: compare.Agent */
+export interface CompareAgent {
+  id: string;
+  path: string;
+  revision?: string;
+}
+
+/** Go: compare.Column */
+export interface CompareColumn {
+  model: CompareModel;
+  side: string;
+  baseline?: CompareBaseline;
+  runId?: string;
+  journalPath?: string;
+  verdict: string;
+  durationMs: number;
+  trials?: number;
+  summary: CompareSummary;
+  refusal?: CompareRefusal;
+}
+
+/** Go: compare.Model */
+export interface CompareModel {
+  route: string;
+  model: string;
+}
+
+/** Go: compare.Baseline */
+export interface CompareBaseline {
+  rev: string;
+  commit?: string;
+  path?: string;
+}
+
+/** Go: compare.Summary */
+export interface CompareSummary {
+  pass: number;
+  fail: number;
+  unknown: number;
+  refused: number;
+  missing?: number;
+  flaky: number;
+}
+
+/** Go: compare.Refusal */
+export interface CompareRefusal {
+  message: string;
+  next?: string;
+}
+
+/** Go: compare.Row */
+export interface CompareRow {
+  id: string;
+  cells: CompareCell[] | null;
+  changes?: CompareChange[];
+  differs?: boolean;
+}
+
+/** Go: compare.Cell */
+export interface CompareCell {
+  verdict: string;
+  durationMs: number;
+  trials?: CompareTrials;
+  tokens?: number;
+}
+
+/** Go: compare.Trials */
+export interface CompareTrials {
+  n: number;
+  pass: number;
+  fail: number;
+  unknown: number;
+  flaky: boolean;
+}
+
+/** Go: compare.Change */
+export interface CompareChange {
+  model: CompareModel;
+  change: string;
+  from: string;
+  to: string;
+}
+
+/** Go: compare.Changes */
+export interface CompareChanges {
+  improved: number;
+  regressed: number;
+  unchanged: number;
 }
 
 /** Go: lsp.DiffRunsParams */

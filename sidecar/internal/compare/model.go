@@ -162,6 +162,10 @@ type Row struct {
 	// Changes holds, per model compared with a baseline, this example's
 	// change; absent without a baseline.
 	Changes []Change `json:"changes,omitempty"`
+	// Differs: the models disagree on this example, some passing it and
+	// some not (a flaky cell is a non-pass), among the current columns
+	// that ran. What the editor's grid highlights; absent when they agree.
+	Differs bool `json:"differs,omitempty"`
 }
 
 // Summary counts cells by verdict.
@@ -269,8 +273,28 @@ func Build(agent Agent, runs []Run) *Result {
 		res.Columns[c] = col
 	}
 	res.changes()
+	res.differs()
 	res.Verdict = res.verdict()
 	return res
+}
+
+// differs marks the rows whose current columns that ran (not refused)
+// disagree about passing, the same notion of passing as ChangeOf.
+func (res *Result) differs() {
+	for i := range res.Rows {
+		var passed, other bool
+		for c, col := range res.Columns {
+			if col.Side == SideBaseline || col.Refusal != nil {
+				continue
+			}
+			if cell := res.Rows[i].Cells[c]; cell.Verdict == VerdictPass && !cell.Flaky() {
+				passed = true
+			} else {
+				other = true
+			}
+		}
+		res.Rows[i].Differs = passed && other
+	}
 }
 
 // changes pairs each model's current column with its baseline column.

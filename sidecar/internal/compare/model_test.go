@@ -68,6 +68,26 @@ func TestBuildTwoModels(t *testing.T) {
 	if res.Changes != nil || res.Rows[0].Changes != nil {
 		t.Errorf("changes without a baseline: %+v", res.Changes)
 	}
+	// weekly: pass and fail; hotfix: pass and flaky (a non-pass); empty:
+	// both pass.
+	for i, want := range []bool{true, true, false} {
+		if got := res.Rows[i].Differs; got != want {
+			t.Errorf("%s differs %v, want %v", res.Rows[i].ID, got, want)
+		}
+	}
+}
+
+// TestDiffersIgnoresRefusedAndBaselineColumns: a refused model and a
+// baseline column say nothing about whether the models that ran disagree.
+func TestDiffersIgnoresRefusedAndBaselineColumns(t *testing.T) {
+	res := Build(agent, []Run{
+		{Column: Column{Model: fake, Side: SideCurrent}, IDs: []string{"a"}, Cells: []Cell{{Verdict: VerdictPass}}},
+		{Column: Column{Model: other, Side: SideCurrent, Refusal: &Refusal{Message: "no endpoint"}}},
+		{Column: Column{Model: fake, Side: SideBaseline, Baseline: &Baseline{Rev: BaselineNone}}, IDs: []string{"a"}, Cells: []Cell{{Verdict: VerdictFail}}},
+	})
+	if res.Rows[0].Differs {
+		t.Errorf("one model that ran cannot disagree with itself: %+v", res.Rows[0])
+	}
 }
 
 func TestExitCodeIsTheWorstCell(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/compare"
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
@@ -46,6 +47,10 @@ const (
 	// CommandCompareRuns is the replay panel's "Compare with previous run
 	// of this file" (and the palette's, for the active file).
 	CommandCompareRuns = "kmx.compareRuns"
+	// CommandCompareModels is "Compare Models…" (the palette, and the Test
+	// Explorer's "Compare models…" profile): kmx/compare with the models
+	// the user picks, the grid shown in the comparison panel.
+	CommandCompareModels = "kmx.compareModels"
 )
 
 // CommandAddExamples is the "Add examples" lens's command. Unlike the
@@ -84,6 +89,7 @@ const (
 	MethodChat          = "kmx/chat"
 	MethodChatDiscard   = "kmx/chatDiscard"
 	MethodDiffRuns      = "kmx/diffRuns"
+	MethodCompareModels = "kmx/compareModels"
 )
 
 // Server → client requests: the editor route (route.Editor). The server
@@ -146,6 +152,43 @@ type TestParams struct {
 	FromRun string `json:"fromRun,omitempty"`
 	// WorkDoneToken is LSP's work-done progress token (see ExampleParams).
 	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
+}
+
+// CompareModelsParams tests one file on several models (kmx test --model A
+// --model B) and, with Baseline, against the agent's instructions at a git
+// revision (--baseline REV, or "none"): each column its own run and
+// journal, all on one pool of the kmx.concurrency slots.
+type CompareModelsParams struct {
+	URI string `json:"uri"`
+	// Models are the models to compare, in column order (2 to 8, each
+	// once); with Baseline one model is enough, and none means the file's
+	// (or the settings') model.
+	Models []string `json:"models,omitempty"`
+	// Examples selects example IDs; empty compares every example.
+	Examples []string `json:"examples,omitempty"`
+	// Baseline is a git revision of the file's repository, or "none".
+	Baseline string `json:"baseline,omitempty"`
+	// Trials runs each example this many times per column (1 to 20).
+	Trials int `json:"trials,omitempty"`
+	// WorkDoneToken is LSP's work-done progress token (see ExampleParams).
+	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
+}
+
+// CompareModelsResult is the comparison's grid (kmx.test.compare/v1, computed by
+// the sidecar: verdicts, changes against a baseline, the rows where the
+// models disagree), or, when nothing ran, the refusal. Each column's
+// report is in Reports, in column order, for the Test Explorer.
+type CompareModelsResult struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	URI             string `json:"uri"`
+	DocumentVersion int32  `json:"documentVersion"`
+	// Comparison is absent when Refusal is set.
+	Comparison *compare.Result `json:"comparison,omitempty"`
+	// Reports are the columns' reports (a refused column's too).
+	Reports []*runner.Report `json:"reports,omitempty"`
+	// Refusal says why nothing ran (a model named twice, a revision git
+	// does not know, a file that is not valid) and what to change.
+	Refusal *compare.Refusal `json:"refusal,omitempty"`
 }
 
 // ReportResult is the answer to a run or a test: the versioned local
@@ -400,6 +443,7 @@ func Methods() []MethodSpec {
 		{Method: MethodListRuns, Name: "ListRuns", Handler: "listRuns", Params: DocumentParams{}, Result: ListRunsResult{}, Doc: "the retained run journals of this file's agent, oldest first"},
 		{Method: MethodClearJournals, Name: "ClearJournals", Handler: "clearJournals", OptionalParams: true, Params: ClearJournalsParams{}, Result: ClearJournalsResult{}, Doc: "delete one run or every run that is not executing"},
 		{Method: MethodInspect, Name: "Inspect", Handler: "inspect", Params: InspectParams{}, Result: InspectResult{}, Doc: "replay one retained run offline, with zero model calls"},
+		{Method: MethodCompareModels, Name: "CompareModels", Handler: "compareModels", Params: CompareModelsParams{}, Result: CompareModelsResult{}, Doc: "test the file on several models, or against a baseline revision, and answer the grid (kmx test --model A --model B --baseline REV)"},
 		{Method: MethodDiffRuns, Name: "DiffRuns", Handler: "diffRuns", Params: DiffRunsParams{}, Result: DiffRunsResult{}, Doc: "compare a run with the previous run of its file (kmx journal diff), offline, with zero model calls"},
 		{Method: MethodChat, Name: "Chat", Handler: "chat", Params: ChatParams{}, Result: ChatResult{}, Doc: "the file's conversation: its history (no input, zero model calls) or one new turn"},
 		{Method: MethodChatDiscard, Name: "ChatDiscard", Handler: "chatDiscard", Params: ChatParams{}, Result: ChatResult{}, Doc: "record the discard of a conversation's turn that has no recorded outcome"},
@@ -443,6 +487,7 @@ func CommandSpecs() []CommandSpec {
 		// kmx.regradeLastRun is kmx.testFile with fromRun: the lens names
 		// the run.
 		{CommandRegradeLastRun, "RegradeLastRun", MethodTest, "TestParams with fromRun → ReportResult: the Re-grade last run lens, zero agent model calls"},
+		{CommandCompareModels, "CompareModels", MethodCompareModels, "CompareModelsParams → CompareModelsResult; the extension asks for the models and renders the grid in the comparison panel"},
 		{CommandCompareRuns, "CompareRuns", MethodDiffRuns, "DiffRunsParams → DiffRunsResult; the extension renders it in the replay panel"},
 	}
 }

@@ -50,6 +50,7 @@ func PaletteCommands() []PaletteCommand {
 		{CommandOpenChat, "Open Chat", "open the file's durable conversation in the chat panel"},
 		{CommandAddExamples, "Add Examples", "add an examples skeleton, beside the file or in it (from the lens)"},
 		{CommandRegradeLastRun, "Re-grade Last Run", "judge the newest test run's journaled answers again, with zero agent model calls (from the lens)"},
+		{CommandCompareModels, "Compare Models…", "test the file on two or more models you pick and show the grid, the examples where they disagree highlighted"},
 		{CommandCompareRuns, "Compare With Previous Run", "compare a run with the previous run of its file in the replay panel, offline"},
 	}
 }

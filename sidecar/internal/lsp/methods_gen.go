@@ -15,6 +15,7 @@ func (s *Server) customMethods() map[string]handlerFunc {
 		MethodListRuns:      typed[DocumentParams, ListRunsResult](MethodListRuns, false, s.listRuns),
 		MethodClearJournals: typed[ClearJournalsParams, ClearJournalsResult](MethodClearJournals, true, s.clearJournals),
 		MethodInspect:       typed[InspectParams, InspectResult](MethodInspect, false, s.inspect),
+		MethodCompareModels: typed[CompareModelsParams, CompareModelsResult](MethodCompareModels, false, s.compareModels),
 		MethodDiffRuns:      typed[DiffRunsParams, DiffRunsResult](MethodDiffRuns, false, s.diffRuns),
 		MethodChat:          typed[ChatParams, ChatResult](MethodChat, false, s.chat),
 		MethodChatDiscard:   typed[ChatParams, ChatResult](MethodChatDiscard, false, s.chatDiscard),

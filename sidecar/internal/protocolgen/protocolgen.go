@@ -159,6 +159,10 @@ func (g *gen) reach(t reflect.Type) {
 		return
 	}
 	name := t.Name()
+	if qualifiedPackages[pkgName(t)] {
+		// compare.Result, compare.Column: names that say nothing alone.
+		name = exported(pkgName(t)) + name
+	}
 	if other, clash := g.taken[name]; clash && other != t {
 		// Two packages use the same name: qualify the later one.
 		name = exported(pkgName(t)) + name
@@ -337,6 +341,11 @@ func doc(b *bytes.Buffer, indent, text string) {
 		fmt.Fprintf(b, "%s/** %s */\n", indent, text)
 	}
 }
+
+// qualifiedPackages are the packages whose types are always named with the
+// package's name first in TypeScript: their own names (Result, Column,
+// Row, Cell) are too general to stand alone among the contract's.
+var qualifiedPackages = map[string]bool{"compare": true}
 
 func pkgName(t reflect.Type) string {
 	p := t.PkgPath()
