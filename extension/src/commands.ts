@@ -3,9 +3,10 @@
 // palette calls them with none, and the active editor fills it in.
 import * as vscode from "vscode";
 import type { ChatPanels } from "./chatPanel";
+import type { ComparePanel } from "./comparePanel";
 import type { ExplainView } from "./explainView";
 import { modelChoices } from "./lmMapping";
-import { type AddExamplesParams, Commands, EditorCommands, type ExampleParams, type ExamplesHome, Methods, type ReportResult, Verdicts } from "./protocol";
+import { type AddExamplesParams, Commands, type CompareModelsParams, EditorCommands, type ExampleParams, type ExamplesHome, Methods, type ReportResult, Verdicts } from "./protocol";
 import type { ReplayPanel } from "./replayPanel";
 import { regradeLine, runVerdictText, summaryLine } from "./results";
 import { readSettings } from "./settings";
@@ -20,6 +21,7 @@ export interface CommandDeps {
   replay: ReplayPanel;
   status: ModelStatus;
   chat: ChatPanels;
+  compare: ComparePanel;
 }
 
 type Handler = (arg?: unknown) => Promise<void>;
@@ -43,6 +45,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         await deps.replay.compare({ uri: uri.toString() });
       }
     },
+    [Commands.CompareModels]: (arg) => compareModels(deps, arg),
     [Commands.RunWithInput]: (arg) => runWithInput(deps, arg),
     [Commands.Explain]: async (arg) => {
       const uri = fileArg(arg);
@@ -281,6 +284,93 @@ async function runWithInput(deps: CommandDeps, arg: unknown): Promise<void> {
   noteReport(deps, res);
   const ex = res.report?.examples?.[0];
   showVerdict(res.report !== undefined ? runVerdictText(res.report) : "kmx: no report", ex?.verdict === Verdicts.Answered, deps);
+}
+
+/**
+ * Compare Models…: the file (or {uri, models, examples?, baseline?} from a
+ * caller) on two or more models the user picks, each its own run; the
+ * sidecar answers the grid, the comparison panel shows it and the Test
+ * Explorer marks each example with its row.
+ */
+async function compareModels(deps: CommandDeps, arg: unknown): Promise<void> {
+  const uri = fileArg(arg);
+  if (uri === undefined) {
+    return;
+  }
+  const given = arg as { models?: unknown; examples?: unknown; baseline?: unknown } | undefined;
+  const strings = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : undefined);
+  const models = strings(given?.models) ?? (await pickModels());
+  if (models === undefined) {
+    return;
+  }
+  const params: CompareModelsParams = { uri: uri.toString(), models };
+  const examples = strings(given?.examples);
+  if (examples !== undefined) {
+    params.examples = examples;
+  }
+  if (typeof given?.baseline === "string" && given.baseline !== "") {
+    params.baseline = given.baseline;
+  }
+  await deps.tests.refresh(uri);
+  const file = deps.tests.fileItem(uri);
+  const items: vscode.TestItem[] = [];
+  file.children.forEach((c) => {
+    if (examples === undefined || examples.includes(c.label)) {
+      items.push(c);
+    }
+  });
+  const res = await withCancel(`kmx: comparing ${vscode.workspace.asRelativePath(uri)} on ${models.join(", ")}`, (token, report) =>
+    deps.sidecar.request(Methods.CompareModels, params, token, (v) => {
+      if (v.message !== undefined) {
+        report(v.message);
+      }
+    }),
+  );
+  const run = deps.tests.controller.createTestRun(new vscode.TestRunRequest([file]), `kmx: compare ${models.join(", ")}`, true);
+  deps.tests.applyComparison(run, items, res);
+  run.end();
+  deps.compare.show(res);
+  const g = res.comparison;
+  if (g === undefined) {
+    void vscode.window.showWarningMessage(`kmx: the comparison was refused: ${res.refusal?.message ?? "no answer"}`);
+    return;
+  }
+  const differ = (g.rows ?? []).filter((r) => r.differs === true).length;
+  showVerdict(`kmx ${vscode.workspace.asRelativePath(uri)} on ${models.length} models: verdict ${g.verdict}; the models disagree on ${differ} example${differ === 1 ? "" : "s"} (local preview)`, g.verdict === Verdicts.Pass, deps);
+}
+
+/**
+ * Two or more models to compare: every model VS Code offers and fake,
+ * and, with an endpoint set, exact ids it serves. Undefined when the user
+ * cancels.
+ */
+export async function pickModels(): Promise<string[] | undefined> {
+  const offered = await vscode.lm.selectChatModels();
+  const items: (vscode.QuickPickItem & { value: string | undefined })[] = modelChoices(offered, "").filter((c) => c.value !== "");
+  if (readSettings().endpoint !== undefined) {
+    items.push({ label: "Model ids the endpoint serves…", description: "", detail: "Exact model ids kmx.endpoint serves, typed next.", value: undefined });
+  }
+  for (;;) {
+    const picks = await vscode.window.showQuickPick(items, { title: "kmx: Compare Models", placeHolder: "Pick two or more models; each runs the examples as its own run", canPickMany: true, matchOnDescription: true });
+    if (picks === undefined) {
+      return undefined;
+    }
+    const models = picks.filter((p) => p.value !== undefined).map((p) => p.value as string);
+    if (picks.some((p) => p.value === undefined)) {
+      const typed = await vscode.window.showInputBox({ title: "kmx: model ids", prompt: "Exact model ids kmx.endpoint serves, separated by commas" });
+      if (typed === undefined) {
+        return undefined;
+      }
+      models.push(...typed.split(",").map((m) => m.trim()).filter((m) => m !== "" && !models.includes(m)));
+    }
+    if (models.length >= 2) {
+      return models;
+    }
+    const again = await vscode.window.showWarningMessage(`kmx: a comparison needs two or more models; ${models.length} picked.`, "Pick Again");
+    if (again !== "Pick Again") {
+      return undefined;
+    }
+  }
 }
 
 async function clearJournals(deps: CommandDeps): Promise<void> {

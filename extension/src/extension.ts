@@ -5,7 +5,8 @@
 // agent file, opens a journal or holds a credential.
 import * as vscode from "vscode";
 import { ChatPanels, ChatViewType } from "./chatPanel";
-import { registerCommands } from "./commands";
+import { pickModels, registerCommands } from "./commands";
+import { ComparePanel } from "./comparePanel";
 import { ExplainView } from "./explainView";
 import { ReplayPanel } from "./replayPanel";
 import { Sidecar } from "./sidecar";
@@ -24,9 +25,15 @@ export function activate(context: vscode.ExtensionContext): void {
   current = sidecar;
   const status = new ModelStatus();
   let replay: ReplayPanel | undefined;
-  const tests = new KmxTests(sidecar, log, async (file) => {
-    await replay?.showLatest(file);
-  });
+  const compare = new ComparePanel();
+  const tests = new KmxTests(
+    sidecar,
+    log,
+    async (file) => {
+      await replay?.showLatest(file);
+    },
+    { pickModels, show: (res) => compare.show(res) },
+  );
   replay = new ReplayPanel(sidecar, tests.lastReports);
   const explain = new ExplainView(sidecar);
   const chat = new ChatPanels(sidecar);
@@ -39,13 +46,14 @@ export function activate(context: vscode.ExtensionContext): void {
     replay,
     explain,
     chat,
+    compare,
     tests.onReport((r) => status.fromReport(r)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("kmx")) {
         status.settingsChanged();
       }
     }),
-    ...registerCommands({ sidecar, tests, explain, replay, status, chat }),
+    ...registerCommands({ sidecar, tests, explain, replay, status, chat, compare }),
     // Chat panels come back after a window reload (onWebviewPanel:kmx.chat).
     vscode.window.registerWebviewPanelSerializer(ChatViewType, {
       deserializeWebviewPanel: (panel, state: unknown) => {

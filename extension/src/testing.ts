@@ -3,7 +3,8 @@
 // a Run profile and a "Replay offline" profile. Code lens runs and explorer
 // runs both end in applyReport, so they update the same results.
 import * as vscode from "vscode";
-import { type ExampleInfo, Methods, type Range, type Report, type ReportResult } from "./protocol";
+import { cellWord, columnHeader } from "./compareHtml";
+import { type CompareModelsResult, type ExampleInfo, Methods, type Range, type Report, type ReportResult } from "./protocol";
 import { flakyText, type Outcome, outcomesFor, regradeLine, summaryLine, toolLines } from "./results";
 import type { Sidecar } from "./sidecar";
 
@@ -12,6 +13,12 @@ export function toRange(r: Range): vscode.Range {
 }
 
 const exampleSep = "::";
+
+/** What the "Compare models…" profile needs from the commands: the models to compare, and the grid's panel. */
+export interface CompareUI {
+  pickModels(): Promise<string[] | undefined>;
+  show(res: CompareModelsResult): void;
+}
 
 export class KmxTests implements vscode.Disposable {
   readonly controller: vscode.TestController;
@@ -30,6 +37,7 @@ export class KmxTests implements vscode.Disposable {
     private readonly sidecar: Sidecar,
     private readonly log: vscode.OutputChannel,
     replayOffline: (file: vscode.Uri) => Promise<void>,
+    compareUI?: CompareUI,
   ) {
     const c = vscode.tests.createTestController("kmx", "kmx agents (local preview)");
     this.controller = c;
@@ -65,6 +73,11 @@ export class KmxTests implements vscode.Disposable {
       },
       false,
     );
+    if (compareUI !== undefined) {
+      // The same examples on two or more models the user picks: each model
+      // its own run, the grid in the comparison panel (docs/compare.md).
+      c.createRunProfile("Compare models…", vscode.TestRunProfileKind.Run, (req, token) => this.compareRequest(req, token, compareUI), false);
+    }
     const watcher = vscode.workspace.createFileSystemWatcher("**/*.agent{.md,.examples.yaml}");
     // kmx.yaml changes the tool states a run freezes: refresh the agent
     // files beside it (their results may now be out of date).
@@ -233,17 +246,11 @@ export class KmxTests implements vscode.Disposable {
     }
   }
 
-  private async runItems(
-    run: vscode.TestRun,
-    include: readonly vscode.TestItem[],
-    exclude: readonly vscode.TestItem[],
-    token: vscode.CancellationToken,
-    progress?: (message: string) => void,
-    trials?: number,
-    fromRun?: string,
-  ): Promise<ReportResult[]> {
-    // Group the selection by file: one kmx/test per file, with the chosen
-    // examples, or none (the whole file) when a file item was chosen.
+  /**
+   * The selection by file: one request per file, with the chosen examples,
+   * or none (whole: the whole file) when a file item was chosen.
+   */
+  private byFile(include: readonly vscode.TestItem[], exclude: readonly vscode.TestItem[]): { file: vscode.TestItem; uri: vscode.Uri; chosen: vscode.TestItem[]; whole: boolean }[] {
     const byFile = new Map<string, { file: vscode.TestItem; examples: vscode.TestItem[] | undefined }>();
     const excluded = new Set(exclude.map((i) => i.id));
     for (const item of include) {
@@ -256,27 +263,40 @@ export class KmxTests implements vscode.Disposable {
       }
       byFile.set(file.id, entry);
     }
-    const reports: ReportResult[] = [];
+    const out: { file: vscode.TestItem; uri: vscode.Uri; chosen: vscode.TestItem[]; whole: boolean }[] = [];
     for (const { file, examples } of byFile.values()) {
-      if (token.isCancellationRequested || file.uri === undefined) {
+      if (file.uri === undefined) {
+        continue;
+      }
+      const chosen = (examples ?? childrenOf(file)).filter((c) => !excluded.has(c.id));
+      out.push({ file, uri: file.uri, chosen, whole: examples === undefined && excluded.size === 0 });
+    }
+    return out;
+  }
+
+  private async runItems(
+    run: vscode.TestRun,
+    include: readonly vscode.TestItem[],
+    exclude: readonly vscode.TestItem[],
+    token: vscode.CancellationToken,
+    progress?: (message: string) => void,
+    trials?: number,
+    fromRun?: string,
+  ): Promise<ReportResult[]> {
+    const reports: ReportResult[] = [];
+    for (const { file, uri, chosen, whole } of this.byFile(include, exclude)) {
+      if (token.isCancellationRequested) {
         break;
       }
-      const chosen: vscode.TestItem[] = [];
-      (examples ?? childrenOf(file)).forEach((c) => {
-        if (!excluded.has(c.id)) {
-          chosen.push(c);
-        }
-      });
       const ids = chosen.map((c) => c.label);
       for (const c of chosen) {
         run.started(c);
       }
-      const whole = examples === undefined && excluded.size === 0;
       let res: ReportResult;
       try {
         res = await this.sidecar.request(
           Methods.Test,
-          { uri: file.uri.toString(), ...(whole ? {} : { examples: ids }), ...(trials !== undefined ? { trials } : {}), ...(fromRun !== undefined ? { fromRun } : {}) },
+          { uri: uri.toString(), ...(whole ? {} : { examples: ids }), ...(trials !== undefined ? { trials } : {}), ...(fromRun !== undefined ? { fromRun } : {}) },
           token,
           (v) => {
             if (v.message !== undefined) {
@@ -297,6 +317,85 @@ export class KmxTests implements vscode.Disposable {
       reports.push(res);
     }
     return reports;
+  }
+
+  /**
+   * The "Compare models…" profile: asks for the models once, then compares
+   * each selected file's chosen examples on them (kmx/compareModels), marks
+   * each example with its row's verdict (pass only when every model passed
+   * it) and each model's cell, and shows the grid.
+   */
+  private async compareRequest(req: vscode.TestRunRequest, token: vscode.CancellationToken, ui: CompareUI): Promise<void> {
+    const models = await ui.pickModels();
+    if (models === undefined) {
+      return;
+    }
+    const run = this.controller.createTestRun(req, `kmx: compare ${models.join(", ")}`, true);
+    try {
+      for (const { uri, chosen, whole } of this.byFile(req.include ?? this.allFileItems(), req.exclude ?? [])) {
+        if (token.isCancellationRequested) {
+          break;
+        }
+        for (const c of chosen) {
+          run.started(c);
+        }
+        let res: CompareModelsResult;
+        try {
+          res = await this.sidecar.request(Methods.CompareModels, { uri: uri.toString(), models, ...(whole ? {} : { examples: chosen.map((c) => c.label) }) }, token, (v) => {
+            if (v.message !== undefined) {
+              run.appendOutput(`${v.message}\r\n`);
+            }
+          });
+        } catch (err) {
+          const text = token.isCancellationRequested ? "inconclusive: cancelled" : `inconclusive: kmx could not compare this file: ${errorText(err)}`;
+          for (const c of chosen) {
+            run.errored(c, new vscode.TestMessage(text));
+          }
+          continue;
+        }
+        this.applyComparison(run, chosen, res);
+        ui.show(res);
+      }
+    } finally {
+      run.end();
+    }
+  }
+
+  /** Marks examples from a comparison: the row's verdict, and every model's cell in the message. */
+  applyComparison(run: vscode.TestRun, items: readonly vscode.TestItem[], res: CompareModelsResult): void {
+    const g = res.comparison;
+    if (g === undefined) {
+      const text = `refused: ${res.refusal?.message ?? "kmx answered no comparison"}${res.refusal?.next !== undefined ? `; ${res.refusal.next}` : ""}`;
+      for (const item of items) {
+        run.errored(item, new vscode.TestMessage(text));
+      }
+      run.appendOutput(`kmx: ${text}\r\n`);
+      return;
+    }
+    const cols = g.columns ?? [];
+    for (const item of items) {
+      const row = (g.rows ?? []).find((r) => r.id === item.label);
+      if (row === undefined) {
+        run.skipped(item);
+        continue;
+      }
+      const cells = cols.map((c, i) => `${columnHeader(c)}: ${row.cells?.[i] !== undefined ? cellWord(row.cells[i]) : "—"}`).join("\n");
+      const text = `${row.differs === true ? "the models disagree\n" : ""}${cells}`;
+      if (row.verdict === "pass") {
+        run.passed(item);
+      } else if (row.verdict === "fail") {
+        run.failed(item, new vscode.TestMessage(text));
+      } else {
+        run.errored(item, new vscode.TestMessage(text));
+      }
+    }
+    const s = g.summary;
+    run.appendOutput(`${g.agent.path}: ${(g.rows ?? []).length} examples × ${cols.filter((c) => c.side !== "baseline").length} models: ${s.pass} pass, ${s.fail} fail, ${s.unknown} unknown — verdict ${g.verdict} (local preview)\r\n`);
+    for (const c of cols) {
+      if (c.runId !== undefined) {
+        run.appendOutput(`${columnHeader(c)}: run ${c.runId}\r\n`);
+      }
+    }
   }
 
   /** Marks the items of one file from a report: the one place results are shown. */

@@ -791,6 +791,7 @@ export interface CompareRow {
   id: string;
   cells: CompareCell[] | null;
   changes?: CompareChange[];
+  verdict: string;
   differs?: boolean;
 }
 

@@ -83,6 +83,31 @@ const fixerExamples = [
   "",
 ].join("\n");
 
+// Compared on a model VS Code offers and on fake: both answer "today"
+// with it, only KMX Good starts with "Release notes:", so the models
+// disagree on one example.
+const compared = [
+  "---",
+  "name: compared",
+  "model: fake",
+  "---",
+  "Reply with exactly `Notes:` followed by the input",
+  "",
+  "## Examples",
+  "",
+  "```yaml",
+  "- id: agree",
+  "  input: today",
+  "  assert:",
+  "    - contains: today",
+  "- id: disagree",
+  "  input: this week",
+  "  assert:",
+  '    - contains: "Release notes:"',
+  "```",
+  "",
+].join("\n");
+
 module.exports = function register(h) {
   const { step, palette } = h;
   const workspace = process.env.KMX_E2E_WORKSPACE;
@@ -252,6 +277,49 @@ module.exports = function register(h) {
     }
     await h.shot("select-model-lists-vscode-models");
     await page.keyboard.press("Escape");
+  });
+
+  step("Compare Models… runs a file on a model VS Code offers and on fake, and the grid highlights the example they disagree on", 180_000, async () => {
+    const page = h.page();
+    fs.writeFileSync(path.join(workspace, "compared.agent.md"), compared);
+    await palette("Notifications: Clear All Notifications");
+    await openFile("compared.agent.md");
+    const before = sends("kmx-good");
+    await palette("kmx: Compare Models…");
+    const input = page.locator(".quick-input-widget .quick-input-box input").first();
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    // Check two models in the multi-select pick, as a person does: filter,
+    // click the row's checkbox, clear the filter.
+    for (const [n, label] of [[1, "KMX Good"], [2, "fake"]]) {
+      await input.fill(label);
+      const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: label }).first();
+      await row.waitFor({ timeout: 10_000 });
+      await row.locator("input[type=checkbox], .quick-input-list-checkbox, .monaco-custom-toggle").first().click();
+      await page.locator(".quick-input-widget .quick-input-count", { hasText: String(n) }).first().waitFor({ timeout: 5_000 });
+      await input.fill("");
+    }
+    await page.keyboard.press("Enter");
+    await toast("kmx compared.agent.md on 2 models: verdict fail; the models disagree on 1 example").first().waitFor({ timeout: 90_000 });
+    assert.equal(sends("kmx-good") - before, 2, "two sends to KMX Good, one per example");
+    let body = "";
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && body === ""; ) {
+      for (const f of page.frames()) {
+        const t = await f.locator("body").innerText({ timeout: 500 }).catch(() => "");
+        if (t.includes("The models disagree on 1 example")) {
+          body = t;
+        }
+      }
+      if (body === "") {
+        await page.waitForTimeout(500);
+      }
+    }
+    assert.ok(body !== "", "no comparison panel shows the grid");
+    assert.ok(body.includes("kmx-test/kmx-good (editor)") && body.includes("fake (fake)"), `the grid's columns: ${body}`);
+    assert.match(body, /agree\s+PASS[^\n]*\s+PASS/, "both models pass agree");
+    assert.match(body, /disagree\s*≠\s+PASS[^\n]*\s+FAIL/, "KMX Good passes disagree, fake fails it");
+    assert.ok(body.includes("2 examples × 2 models: 3 pass, 1 fail, 0 unknown"), body);
+    await h.shot("compare-models-grid");
+    await openFile("notes.agent.md");
   });
 
   step("editor route: a tool-call part on the tool-free path is refused, never a pass", 90_000, async () => {

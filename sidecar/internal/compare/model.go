@@ -162,6 +162,10 @@ type Row struct {
 	// Changes holds, per model compared with a baseline, this example's
 	// change; absent without a baseline.
 	Changes []Change `json:"changes,omitempty"`
+	// Verdict is the example's worst current cell (refused, fail, unknown
+	// or missing, pass), as Result.Verdict is the grid's: pass only when
+	// every model passed it. The Test Explorer marks the example with it.
+	Verdict string `json:"verdict"`
 	// Differs: the models disagree on this example, some passing it and
 	// some not (a flaky cell is a non-pass), among the current columns
 	// that ran. What the editor's grid highlights; absent when they agree.
@@ -274,6 +278,7 @@ func Build(agent Agent, runs []Run) *Result {
 	}
 	res.changes()
 	res.differs()
+	res.rowVerdicts()
 	res.Verdict = res.verdict()
 	return res
 }
@@ -295,6 +300,33 @@ func (res *Result) differs() {
 		}
 		res.Rows[i].Differs = passed && other
 	}
+}
+
+// rowVerdicts gives each row the worst of its current cells.
+func (res *Result) rowVerdicts() {
+	for i := range res.Rows {
+		var s Summary
+		for c, col := range res.Columns {
+			if col.Side != SideBaseline {
+				s.add(res.Rows[i].Cells[c])
+			}
+		}
+		res.Rows[i].Verdict = s.worst()
+	}
+}
+
+// worst is the verdict of cells counted in s: refused, fail, unknown (or
+// missing), else pass.
+func (s Summary) worst() string {
+	switch {
+	case s.Refused > 0:
+		return VerdictRefused
+	case s.Fail > 0:
+		return VerdictFail
+	case s.Unknown > 0 || s.Missing > 0:
+		return VerdictUnknown
+	}
+	return VerdictPass
 }
 
 // changes pairs each model's current column with its baseline column.
@@ -356,16 +388,7 @@ func (res *Result) verdict() string {
 			return VerdictRefused
 		}
 	}
-	s := res.Summary
-	switch {
-	case s.Refused > 0:
-		return VerdictRefused
-	case s.Fail > 0:
-		return VerdictFail
-	case s.Unknown > 0 || s.Missing > 0:
-		return VerdictUnknown
-	}
-	return VerdictPass
+	return res.Summary.worst()
 }
 
 // ExitCode is the worst cell's exit code: 0 when every example passed on

@@ -75,6 +75,12 @@ func TestBuildTwoModels(t *testing.T) {
 			t.Errorf("%s differs %v, want %v", res.Rows[i].ID, got, want)
 		}
 	}
+	// A row's verdict is its worst cell's: hotfix's flaky cell is a fail.
+	for i, want := range []string{VerdictFail, VerdictFail, VerdictPass} {
+		if got := res.Rows[i].Verdict; got != want {
+			t.Errorf("%s verdict %s, want %s", res.Rows[i].ID, got, want)
+		}
+	}
 }
 
 // TestDiffersIgnoresRefusedAndBaselineColumns: a refused model and a
@@ -87,6 +93,10 @@ func TestDiffersIgnoresRefusedAndBaselineColumns(t *testing.T) {
 	})
 	if res.Rows[0].Differs {
 		t.Errorf("one model that ran cannot disagree with itself: %+v", res.Rows[0])
+	}
+	// The baseline's fail does not count; the refused model does.
+	if res.Rows[0].Verdict != VerdictRefused {
+		t.Errorf("row verdict %s, want refused", res.Rows[0].Verdict)
 	}
 }
 
