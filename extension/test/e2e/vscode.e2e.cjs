@@ -306,7 +306,9 @@ step("a VS Code agent with no examples: VS Code's language, no error, examples a
   await page.locator(".codelens-decoration a", { hasText: "Add examples" }).first().click({ timeout: 60_000 });
   await page.locator(".quick-input-widget .monaco-list-row", { hasText: "beside this file" }).first().click({ timeout: 15_000 });
   await page.locator(".tabs-container .tab.active", { hasText: "reviewer.agent.examples.yaml" }).first().waitFor({ timeout: 15_000 });
-  const run = page.locator(".codelens-decoration a", { hasText: "▶ Run example" });
+  // The lens of the examples file just opened: other agent files with
+  // Run example lenses may be open in other groups.
+  const run = page.locator(".editor-group-container.active .codelens-decoration a", { hasText: "▶ Run example" });
   await run.first().waitFor({ timeout: 30_000 });
   await run.first().click();
   // The skeleton's placeholders are not in the fake model's answer yet.
