@@ -185,11 +185,7 @@ func ExplainFile(stateRoot, file, readFrom string, showContent bool) (exp Explan
 	case errors.Is(err, fs.ErrNotExist):
 		current, gone = nil, true
 	case err != nil:
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return Explanation{}, false, problem.New(fmt.Sprintf("cannot read %s: %v", file, err), "check the path; kmx reads *.agent.md files")
+		return Explanation{}, false, problem.New(fmt.Sprintf("cannot read %s: %v", file, problem.PathReason(err)), "check the path; kmx reads *.agent.md files")
 	case current == nil:
 		current = []byte{}
 	}
