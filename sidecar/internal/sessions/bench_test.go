@@ -14,6 +14,35 @@ import (
 // the figure is not skewed by one journal growing to b.N turns.
 const turnsPerRun = 20
 
+// benchService is a Sessions service on a journal of its own, the pair
+// replaced by next (which the benchmarks call outside the timer) every
+// turnsPerRun turns.
+type benchService struct {
+	run *testRun
+	e   *Embedded
+}
+
+func newBenchService(ctx context.Context, b *testing.B) *benchService {
+	s := &benchService{}
+	s.next(ctx, b)
+	return s
+}
+
+// next closes the service and finishes its journal, then starts both anew.
+func (s *benchService) next(ctx context.Context, b *testing.B) {
+	if s.e != nil {
+		s.e.Close()
+		s.run.finish(b)
+	}
+	s.run = newRun(b)
+	var err error
+	if s.e, err = Start(ctx, Options{Journal: s.run.j, Resolve: fakeResolver}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func (s *benchService) close() { s.e.Close() }
+
 // BenchmarkTurn measures one example's Sessions work on the fake model with
 // a real journal, as the runner does it: one Execute request on a reused
 // Execute stream (placement, the turn on the harness stream with its
@@ -21,23 +50,8 @@ const turnsPerRun = 20
 // then the verified read-back and the replay).
 func BenchmarkTurn(b *testing.B) {
 	ctx := context.Background()
-	var (
-		run *testRun
-		e   *Embedded
-	)
-	next := func() {
-		if e != nil {
-			e.Close()
-			run.finish(b)
-		}
-		run = newRun(b)
-		var err error
-		if e, err = Start(ctx, Options{Journal: run.j, Resolve: fakeResolver}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	next()
-	defer func() { e.Close() }()
+	svc := newBenchService(ctx, b)
+	defer svc.close()
 	// cpu sums process CPU over the timed stretches only, like the timer.
 	var cpu time.Duration
 	cpuStart, cpuOK := processCPU()
@@ -56,11 +70,11 @@ func BenchmarkTurn(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if i > 0 && i%turnsPerRun == 0 {
 			pause()
-			next()
+			svc.next(ctx, b)
 			resume()
 		}
 		verified := false
-		err := e.Execute(ctx, &sessionspb.ExecuteRequest{
+		err := svc.e.Execute(ctx, &sessionspb.ExecuteRequest{
 			Session:      &sessionspb.CreateSessionRequest{Purpose: harness.PurposeAgent, ExampleId: "weekly", Model: fakeIdentity},
 			Instructions: fakeInstructions, Input: "week 48",
 		}, func(ev *sessionspb.ExecuteEvent) error {

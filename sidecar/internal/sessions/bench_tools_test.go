@@ -21,23 +21,8 @@ import (
 // (target: a tool turn at most 1.3x a tool-free one; docs/benchmarks.md).
 func BenchmarkToolTurnPaired(b *testing.B) {
 	ctx := context.Background()
-	var (
-		run *testRun
-		e   *Embedded
-	)
-	next := func() {
-		if e != nil {
-			e.Close()
-			run.finish(b)
-		}
-		run = newRun(b)
-		var err error
-		if e, err = Start(ctx, Options{Journal: run.j, Resolve: fakeResolver}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	next()
-	defer func() { e.Close() }()
+	svc := newBenchService(ctx, b)
+	defer svc.close()
 	chat := &sessionspb.ExecuteRequest{
 		Session:      &sessionspb.CreateSessionRequest{Purpose: harness.PurposeAgent, ExampleId: "weekly", Model: fakeIdentity},
 		Instructions: fakeInstructions, Input: "week 48",
@@ -54,7 +39,7 @@ func BenchmarkToolTurnPaired(b *testing.B) {
 		start := time.Now()
 		var got string
 		verified := false
-		err := e.Execute(ctx, req, func(ev *sessionspb.ExecuteEvent) error {
+		err := svc.e.Execute(ctx, req, func(ev *sessionspb.ExecuteEvent) error {
 			if v := ev.GetVerified(); v != nil {
 				verified, got = v.GetVerified() && v.GetLiveCalls() == 0, v.GetAnswer()
 			}
@@ -74,7 +59,7 @@ func BenchmarkToolTurnPaired(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if i > 0 && i%(turnsPerRun/2) == 0 {
 			b.StopTimer()
-			next()
+			svc.next(ctx, b)
 			b.StartTimer()
 		}
 		if i%2 == 0 {
