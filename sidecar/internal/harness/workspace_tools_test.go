@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,32 +12,13 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 	"github.com/kmxdev/kmx/sidecar/internal/workspace"
+	"github.com/kmxdev/kmx/sidecar/internal/workspace/workspacetest"
 )
 
 // scratch materializes a one-file fixture and returns its copy.
 func scratch(t *testing.T) *workspace.Workspace {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "fx"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "fx", "a.txt"), []byte("hello world\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := workspace.Load(dir, "fx")
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent := t.TempDir()
-	if err := os.Chmod(parent, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	w, err := f.Materialize(parent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Remove() })
-	return w
+	return workspacetest.Scratch(t, map[string]string{"a.txt": "hello world\n"})
 }
 
 func workspaceRequest(tools ...*sessionspb.ToolSpec) *sessionspb.HarnessTurnRequest {

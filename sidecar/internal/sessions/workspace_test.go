@@ -2,8 +2,6 @@ package sessions
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 	"github.com/kmxdev/kmx/sidecar/internal/workspace"
+	"github.com/kmxdev/kmx/sidecar/internal/workspace/workspacetest"
 )
 
 // A kmx-workspace-tools-v1 turn of three sends (the fake model reads, edits,
@@ -24,25 +23,7 @@ import (
 // missing outcome never verifies.
 func TestWorkspaceTurnOfThreeSendsVerifiesWithZeroCalls(t *testing.T) {
 	run := func(t *testing.T) (*testRun, string, []journal.Record) {
-		dir := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(dir, "fx"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "fx", "a.txt"), []byte("hello world\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		f, err := workspace.Load(dir, "fx")
-		if err != nil {
-			t.Fatal(err)
-		}
-		parent := t.TempDir()
-		if err := os.Chmod(parent, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		w, err := f.Materialize(parent)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := workspacetest.Scratch(t, map[string]string{"a.txt": "hello world\n"})
 		reg := &workspace.Registry{}
 		key := reg.Add(w)
 		tr := newRun(t)
@@ -57,7 +38,7 @@ func TestWorkspaceTurnOfThreeSendsVerifiesWithZeroCalls(t *testing.T) {
 					{Name: "read/readFile", Function: "read_readFile", State: localtools.Enabled, Source: localtools.SourceWorkspace},
 					{Name: "edit/editFiles", Function: "edit_editFiles", State: localtools.Enabled, Source: localtools.SourceWorkspace},
 				},
-				Workspace: &sessionspb.WorkspaceRef{Key: key, Fixture: "fx", Hash: f.Hash, Paths: []string{"a.txt"}}},
+				Workspace: &sessionspb.WorkspaceRef{Key: key, Fixture: "fx", Hash: w.Fixture().Hash, Paths: []string{"a.txt"}}},
 			Instructions: "Replace `world` with `kmx` in `a.txt`", Input: "go",
 		}, func(ev *sessionspb.ExecuteEvent) error {
 			if p := ev.GetPlaced(); p != nil {
