@@ -420,20 +420,19 @@ module.exports = function register(h) {
       };
       grep(kmxHome);
     } finally {
-      // Clean up whatever happened: delete the credential and the endpoint,
-      // so later steps do not run with them, and the file (a plain model
-      // name is no model VS Code offers).
+      // Clean up whatever happened, the credential first: later steps must
+      // not run with it, the endpoint or this file (a plain model name is no
+      // model VS Code offers, so its diagnostics would stay).
       h.setMachineSetting("kmx.endpoint", undefined);
-      await openFile("plain.agent.md");
-      await palette("View: Close Editor");
-      fs.rmSync(path.join(workspace, "plain.agent.md"), { force: true });
-      await openFile("notes.agent.md");
       await palette("Notifications: Clear All Notifications");
       await palette("kmx: Set Endpoint Credential");
       await input.waitFor({ state: "visible", timeout: 10_000 });
       await input.fill("");
       await page.keyboard.press("Enter");
       await toast("the endpoint credential was deleted").first().waitFor({ timeout: 60_000 });
+      await palette("File: Save All");
+      await palette("View: Close All Editors");
+      fs.rmSync(path.join(workspace, "plain.agent.md"), { force: true });
     }
   });
 };
