@@ -448,7 +448,7 @@ step("reload the window: the chat panel comes back with its history, without a m
   await f.locator('.turn[data-turn="2"] .agent pre', { hasText: "Turn 2: again" }).waitFor({ timeout: 60_000 });
   await f.locator("#meta", { hasText: "history replayed with 0 model calls" }).waitFor({ timeout: 5_000 });
   assert.equal(await f.locator(".turn").count(), 2);
-  await f.locator("#status", { hasText: "ready" }).waitFor({ timeout: 10_000 });
+  await f.locator("#status", { hasText: "ready" }).waitFor({ timeout: 30_000 });
   await shot("chat-restored-after-reload");
   // The restored panel talks on: turn 3 carries the history.
   await say("more");
