@@ -25,13 +25,11 @@ import (
 // Name is the server name clients see in initialize.
 const Name = "kmx"
 
-// Config is fixed when the server starts. Endpoints and credential variable
-// names come only from here: no tool argument can set them.
+// Config is what the server is started with (kmx mcp's flags and
+// environment), fixed for its lifetime and shared by every call: nothing
+// of one tool call is kept here (see call). Endpoints and credential
+// variable names come only from here: no tool argument can set them.
 type Config struct {
-	// trials and fromRun are one Test call's arguments (set on a copy per
-	// call, never on the server's Config).
-	trials  int
-	fromRun string
 	// Endpoint, KeyEnv, JudgeEndpoint and JudgeKeyEnv are the route settings
 	// of kmx mcp's startup flags (variable names, never values).
 	Endpoint, KeyEnv, JudgeEndpoint, JudgeKeyEnv string
@@ -117,7 +115,6 @@ func (c Config) options(model string) runner.Options {
 		Concurrency:   c.Concurrency,
 		Standing:      true,
 	}, c.Getenv, c.Version)
-	opts.Trials, opts.FromRun = c.trials, c.fromRun
 	opts.ToolBinding = c.ToolBinding
 	opts.NewExecutor = c.NewExecutor
 	return opts
@@ -209,12 +206,31 @@ func errorResult(r *refusal) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: r.text()}}}
 }
 
+// call is one Run or Test tool call: the arguments the client sent,
+// everything that differs from one call to the next. The server's standing
+// settings stay in Config.
+type call struct {
+	// command is "run" or "test" (the tool, as the CLI names it).
+	command string
+	// file is the file argument as the client gave it.
+	file string
+	// req is the selection (examples, ad-hoc input); invoke fills in the
+	// confined path and its source.
+	req invocation.Request
+	// model is the model argument ("" for the file's model).
+	model string
+	// trials and fromRun are Test's arguments (0 and "" when omitted).
+	trials  int
+	fromRun string
+}
+
 // invoke runs one Run or Test through the engine, as the CLI does, and
 // turns the outcome into a tool result. A refusal is an isError result
 // carrying the refused report; a completed run is a normal result whatever
 // its verdict, with the verdict in the summary.
-func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command string, file string, req invocation.Request, model string) (*mcp.CallToolResult, *runner.Report, error) {
-	pf, r := cfg.confinePair(ctx, ss, command, file)
+func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, in call) (*mcp.CallToolResult, *runner.Report, error) {
+	command, req := in.command, in.req
+	pf, r := cfg.confinePair(ctx, ss, command, in.file)
 	if r != nil {
 		return errorResult(r), nil, nil
 	}
@@ -237,11 +253,13 @@ func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, command stri
 		}
 		return nil
 	}
+	opts := cfg.options(in.model)
+	opts.Trials, opts.FromRun = in.trials, in.fromRun
 	var rep *runner.Report
 	if command == "run" {
-		rep, err = runner.Run(ctx, cfg.options(model), req)
+		rep, err = runner.Run(ctx, opts, req)
 	} else {
-		rep, err = runner.Test(ctx, cfg.options(model), req)
+		rep, err = runner.Test(ctx, opts, req)
 	}
 	if err != nil {
 		return errorResult(engineRefusal(rep, err)), rep, nil

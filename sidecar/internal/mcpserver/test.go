@@ -53,18 +53,17 @@ func addTest(srv *mcp.Server, cfg Config) {
 		InputSchema: inputSchema[TestArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
 	}, func(ctx context.Context, r *mcp.CallToolRequest, in TestArgs) (*mcp.CallToolResult, *TestResult, error) {
-		c := cfg
 		if r := checkTrials(in); r != nil {
 			return errorResult(r), testResult(nil), nil
 		}
+		if len(in.Models) > 0 || in.Baseline != "" {
+			return compareTool(ctx, cfg, r.Session, in)
+		}
+		c := call{command: "test", file: in.File, req: invocation.Request{Examples: in.Examples}, model: in.Model, fromRun: in.FromRun}
 		if in.Trials != nil {
 			c.trials = *in.Trials
 		}
-		c.fromRun = in.FromRun
-		if len(in.Models) > 0 || in.Baseline != "" {
-			return compareTool(ctx, c, r.Session, in)
-		}
-		res, rep, err := invoke(ctx, c, r.Session, "test", in.File, invocation.Request{Examples: in.Examples}, in.Model)
+		res, rep, err := invoke(ctx, cfg, r.Session, c)
 		return res, testResult(rep), err
 	})
 }
@@ -122,7 +121,11 @@ func compareTool(ctx context.Context, cfg Config, ss *mcp.ServerSession, in Test
 		}
 		c.Baseline = b
 	}
-	res, reps, err := runner.Compare(ctx, cfg.options(""), invocation.Request{Path: pf.agent, Source: src, Read: pf.read, Examples: in.Examples}, c)
+	opts := cfg.options("")
+	if in.Trials != nil {
+		opts.Trials = *in.Trials
+	}
+	res, reps, err := runner.Compare(ctx, opts, invocation.Request{Path: pf.agent, Source: src, Read: pf.read, Examples: in.Examples}, c)
 	if r, ok := invocation.AsRefusal(err); ok {
 		return errorResult(&refusal{msg: r.Msg, next: r.Next}), testResult(nil), nil
 	}
