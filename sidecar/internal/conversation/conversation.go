@@ -138,7 +138,7 @@ type Conversation struct {
 	busy            bool
 	turns           []ChatTurn
 	identity        *route.Identity
-	history         []*sessionspb.ChatMessage
+	history         []journal.HistoryMessage
 	replayLiveCalls int
 }
 
@@ -361,7 +361,7 @@ func (c *Conversation) Send(ctx context.Context, req SendRequest) (ChatTurn, err
 	}
 	c.busy = true
 	n := len(c.turns) + 1
-	history := append([]*sessionspb.ChatMessage(nil), c.history...)
+	history := append([]journal.HistoryMessage(nil), c.history...)
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -380,9 +380,7 @@ func (c *Conversation) Send(ctx context.Context, req SendRequest) (ChatTurn, err
 	}
 	c.turns = append(c.turns, t)
 	if t.State == StateAnswered {
-		c.history = append(c.history,
-			&sessionspb.ChatMessage{Role: harness.RoleUser, Content: t.Input},
-			&sessionspb.ChatMessage{Role: harness.RoleAssistant, Content: t.Answer})
+		c.history = append(c.history, journal.Exchange(t.Input, t.Answer)...)
 	}
 	c.mu.Unlock()
 	return t, err
@@ -419,7 +417,7 @@ func checkInput(input string) error {
 // runTurn sends turn n on a Sessions service of its own, closed before it
 // returns: closing joins the harness, so a cancelled turn's model call has
 // been torn down when runTurn returns.
-func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, history []*sessionspb.ChatMessage) (ChatTurn, error) {
+func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, history []journal.HistoryMessage) (ChatTurn, error) {
 	want := req.Model.Identity()
 	emb, err := sessions.Start(context.WithoutCancel(ctx), sessions.Options{Journal: c.j, Resolve: func(purpose string, id route.Identity) (route.Model, error) {
 		if purpose == harness.PurposeAgent && id == want {
@@ -450,7 +448,7 @@ func (c *Conversation) runTurn(ctx context.Context, n int, req SendRequest, hist
 		return ChatTurn{}, fmt.Errorf("send turn %d: place the session: %w", n, err)
 	}
 	resp, runErr := client.RunTurn(ctx, &sessionspb.RunTurnRequest{
-		SessionId: cs.GetSessionId(), Instructions: req.Instructions, Input: req.Input, History: history,
+		SessionId: cs.GetSessionId(), Instructions: req.Instructions, Input: req.Input, History: harness.HistoryToProto(history),
 	})
 	// Join the turn: the harness handler (and the model's teardown) and the
 	// Sessions handler (and its terminal record) end before Close returns.

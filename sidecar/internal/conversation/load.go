@@ -190,8 +190,8 @@ func turnNumber(name string) (int, bool) {
 // replay verifies every answered turn through the harness, in order, each
 // with the history the replays before it rebuilt. The only model reachable
 // is one that refuses and counts every call; a faithful history makes none.
-func (c *Conversation) replay(ctx context.Context, turns []ChatTurn) ([]*sessionspb.ChatMessage, int, error) {
-	var history []*sessionspb.ChatMessage
+func (c *Conversation) replay(ctx context.Context, turns []ChatTurn) ([]journal.HistoryMessage, int, error) {
+	var history []journal.HistoryMessage
 	answered := false
 	for _, t := range turns {
 		answered = answered || t.State == StateAnswered
@@ -214,7 +214,7 @@ func (c *Conversation) replay(ctx context.Context, turns []ChatTurn) ([]*session
 		if t.State != StateAnswered {
 			continue
 		}
-		resp, err := emb.Client().VerifyTurn(ctx, &sessionspb.VerifyTurnRequest{SessionId: t.SessionID, Turn: 1, History: history})
+		resp, err := emb.Client().VerifyTurn(ctx, &sessionspb.VerifyTurnRequest{SessionId: t.SessionID, Turn: 1, History: harness.HistoryToProto(history)})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, 0, ctx.Err()
@@ -226,9 +226,7 @@ func (c *Conversation) replay(ctx context.Context, turns []ChatTurn) ([]*session
 			return nil, live, divergence(t.N, resp.GetReason())
 		}
 		t.Answer = resp.GetAnswer()
-		history = append(history,
-			&sessionspb.ChatMessage{Role: harness.RoleUser, Content: t.Input},
-			&sessionspb.ChatMessage{Role: harness.RoleAssistant, Content: t.Answer})
+		history = append(history, journal.Exchange(t.Input, t.Answer)...)
 	}
 	live += int(resolved.Load())
 	if live != 0 {

@@ -59,12 +59,38 @@ type Workspaces interface {
 
 // Roles of a conversation's history messages.
 const (
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
+	RoleUser      = journal.RoleUser
+	RoleAssistant = journal.RoleAssistant
 )
 
-// History converts a turn's history messages to the route's messages.
-func History(msgs []*sessionspb.ChatMessage) []route.Message {
+// HistoryToProto is the wire form of a turn's history (nil for none),
+// HistoryFromProto's inverse: the one place a history message becomes
+// protobuf, where a turn crosses the Sessions or the harness listener.
+func HistoryToProto(msgs []journal.HistoryMessage) []*sessionspb.ChatMessage {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]*sessionspb.ChatMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = &sessionspb.ChatMessage{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+// HistoryFromProto converts a turn's history from the wire (nil for none).
+func HistoryFromProto(msgs []*sessionspb.ChatMessage) []journal.HistoryMessage {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]journal.HistoryMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = journal.HistoryMessage{Role: m.GetRole(), Content: m.GetContent()}
+	}
+	return out
+}
+
+// routeHistory is a turn's history as the model request's messages.
+func routeHistory(msgs []*sessionspb.ChatMessage) []route.Message {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -299,7 +325,7 @@ func turnContext(ctx context.Context, req *sessionspb.HarnessTurnRequest) (conte
 // events. liveCalls reports the live-call count for the terminal event.
 func runChat(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.HarnessEvent],
 	model route.Model, turn int, req *sessionspb.HarnessTurnRequest, liveCalls func() int32) error {
-	mreq := route.ChatRequestWithHistory(req.GetModel().GetModel(), req.GetInstructions(), History(req.GetHistory()), req.GetInput())
+	mreq := route.ChatRequestWithHistory(req.GetModel().GetModel(), req.GetInstructions(), routeHistory(req.GetHistory()), req.GetInput())
 	c, done, err := send(ctx, stream, model, turn, 0, mreq, req, liveCalls)
 	if done {
 		return err

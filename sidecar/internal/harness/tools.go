@@ -239,7 +239,7 @@ func runTools(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.
 	// its history (the earlier turns' inputs and final answers, never an
 	// earlier turn's tool exchange: each turn's trace is its own); a
 	// one-turn example has none.
-	mreq := route.ChatRequestWithHistory(req.GetModel().GetModel(), req.GetInstructions(), History(req.GetHistory()), req.GetInput())
+	mreq := route.ChatRequestWithHistory(req.GetModel().GetModel(), req.GetInstructions(), routeHistory(req.GetHistory()), req.GetInput())
 	mreq.Tools = ToolDefs(tools)
 	msgs := mreq.Messages
 	total := 0

@@ -177,11 +177,27 @@ type TurnStarted struct {
 	History []HistoryMessage `json:"history,omitempty"`
 }
 
-// HistoryMessage is one earlier message of a turn's history.
+// HistoryMessage is one earlier message of a turn's history: the one Go
+// shape of a history message, from the runner's multi-turn loop and a
+// conversation through Sessions and the harness to this record. It is
+// converted to protobuf only where a turn crosses the Sessions or harness
+// listener (harness.HistoryToProto, HistoryFromProto), and to the model
+// request's route.Message where the harness builds that request.
 type HistoryMessage struct {
-	// Role is "user" or "assistant".
+	// Role is RoleUser or RoleAssistant.
 	Role    string `json:"role"`
 	Content string `json:"content"`
+}
+
+// Roles of a history message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Exchange is one answered turn as history: its input, then its answer.
+func Exchange(input, answer string) []HistoryMessage {
+	return []HistoryMessage{{Role: RoleUser, Content: input}, {Role: RoleAssistant, Content: answer}}
 }
 
 // ModelRequest is written when the harness sends a model request. It keeps

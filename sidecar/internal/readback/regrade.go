@@ -177,7 +177,7 @@ func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructi
 			return fmt.Sprintf("not re-graded: run %s holds no turn %d sent after its turn %d's answer; run kmx test to test it", from, i+1, i)
 		}
 		chosen[name] = cand
-		history = append(history, journal.HistoryMessage{Role: "user", Content: turn.Input}, journal.HistoryMessage{Role: "assistant", Content: cand.Answer})
+		history = append(history, journal.Exchange(turn.Input, cand.Answer)...)
 	}
 	for name, s := range chosen {
 		rg.Agent[name] = s

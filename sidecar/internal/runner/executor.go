@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
@@ -27,7 +28,7 @@ type Turn struct {
 	Workspace *sessionspb.WorkspaceRef
 	// History is a multi-turn example's earlier turns (inputs and
 	// answers, oldest first), sent as `kmx chat` sends a conversation's.
-	History []route.Message
+	History []journal.HistoryMessage
 }
 
 // Outcome is what an Executor reports for a Turn. Only an outcome with
@@ -100,7 +101,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 		},
 		Instructions: t.Instructions,
 		Input:        t.Input,
-		History:      historyProto(t.History),
+		History:      harness.HistoryToProto(t.History),
 	}, func(ev *sessionspb.ExecuteEvent) error {
 		switch e := ev.GetEvent().(type) {
 		case *sessionspb.ExecuteEvent_Placed:
@@ -168,18 +169,6 @@ func cancelledOr(ctx context.Context, out Outcome, err error) (Outcome, error) {
 	}
 	out.Cancelled, out.Problem, out.Verified = true, "cancelled", false
 	return out, nil
-}
-
-// historyProto is a turn's history on the wire.
-func historyProto(msgs []route.Message) []*sessionspb.ChatMessage {
-	if len(msgs) == 0 {
-		return nil
-	}
-	out := make([]*sessionspb.ChatMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = &sessionspb.ChatMessage{Role: m.Role, Content: m.Content}
-	}
-	return out
 }
 
 // measures reads a verification's journaled duration and usage.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
@@ -264,7 +265,7 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 func (l *loop) runScript(ctx, actx context.Context, ex agentfile.Example, res ExampleResult) ExampleResult {
 	res.Journaled, res.Verified = true, true
 	res.Usage = &Usage{}
-	var history []route.Message
+	var history []journal.HistoryMessage
 	stop := ""
 	deciding := -1
 	for i, turn := range ex.Turns {
@@ -313,7 +314,7 @@ func (l *loop) runScript(ctx, actx context.Context, ex agentfile.Example, res Ex
 			deciding = i
 			continue
 		}
-		history = append(history, route.Message{Role: "user", Content: turn.Input}, route.Message{Role: "assistant", Content: out.Answer})
+		history = append(history, journal.Exchange(turn.Input, out.Answer)...)
 	}
 	n := len(ex.Turns)
 	if deciding < 0 {
@@ -354,7 +355,7 @@ func mergeSources(have, add []ToolSource) []ToolSource {
 // of a multi-turn example's, named name) and decides its verdict from its
 // own answer and trace. It returns the turn's result in an ExampleResult
 // (without ID or duration) and the executor's outcome.
-func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name string, turn agentfile.Turn, history []route.Message, adHoc bool) (res ExampleResult, out Outcome) {
+func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name string, turn agentfile.Turn, history []journal.HistoryMessage, adHoc bool) (res ExampleResult, out Outcome) {
 	res.Verdict = VerdictUnknown
 	deadline := l.opts.ExampleDeadline
 	if deadline <= 0 {

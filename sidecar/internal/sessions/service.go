@@ -254,37 +254,13 @@ func (s *service) executeOne(stream grpc.BidiStreamingServer[sessionspb.ExecuteR
 	return stream.Send(&sessionspb.ExecuteEvent{Event: &sessionspb.ExecuteEvent_Verified{Verified: v}})
 }
 
-// historyRecord is the journal form of a turn's history.
-func historyRecord(msgs []*sessionspb.ChatMessage) []journal.HistoryMessage {
-	if len(msgs) == 0 {
-		return nil
-	}
-	out := make([]journal.HistoryMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = journal.HistoryMessage{Role: m.GetRole(), Content: m.GetContent()}
-	}
-	return out
-}
-
-// historyProto is historyRecord's inverse.
-func historyProto(msgs []journal.HistoryMessage) []*sessionspb.ChatMessage {
-	if len(msgs) == 0 {
-		return nil
-	}
-	out := make([]*sessionspb.ChatMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = &sessionspb.ChatMessage{Role: m.Role, Content: m.Content}
-	}
-	return out
-}
-
 // startedRecord is the turn.started record of a turn, not yet journaled.
 // withHistory journals the request's history in it (an example's turn); a
 // conversation's turn leaves it out, its history being its earlier turns.
 func startedRecord(sess *session, turn int, req *sessionspb.RunTurnRequest, withHistory bool) (journal.Record, error) {
 	ts := journal.TurnStarted{Turn: turn, Instructions: req.GetInstructions(), Input: req.GetInput(), Model: sess.model}
 	if withHistory {
-		ts.History = historyRecord(req.GetHistory())
+		ts.History = harness.HistoryFromProto(req.GetHistory())
 	}
 	payload, err := journal.Encode(ts)
 	if err != nil {

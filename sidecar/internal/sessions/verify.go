@@ -112,7 +112,7 @@ func turnHistory(started journal.TurnStarted, passed []*sessionspb.ChatMessage) 
 			}
 		}
 	}
-	return historyProto(started.History), true
+	return harness.HistoryToProto(started.History), true
 }
 
 // measured adds a verified turn's journaled measures to its response: the
