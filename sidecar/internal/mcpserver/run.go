@@ -27,7 +27,7 @@ func addRun(srv *mcp.Server, cfg Config) {
 		InputSchema: inputSchema[RunArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
 	}, func(ctx context.Context, r *mcp.CallToolRequest, in RunArgs) (*mcp.CallToolResult, *runner.Report, error) {
-		return invoke(ctx, cfg, r.Session, call{command: "run", file: in.File, req: invocation.Request{Examples: in.Examples, Input: in.Input}, model: in.Model})
+		return invoke(ctx, cfg, r.Session, call{command: "run", file: in.File, req: invocation.Request{Examples: in.Examples, Input: in.Input}, model: in.Model, progress: r.Params.GetProgressToken()})
 	})
 }
 

@@ -222,6 +222,9 @@ type call struct {
 	// trials and fromRun are Test's arguments (0 and "" when omitted).
 	trials  int
 	fromRun string
+	// progress is the call's progressToken (nil: the client asked for no
+	// progress notifications).
+	progress any
 }
 
 // invoke runs one Run or Test through the engine, as the CLI does, and
@@ -255,6 +258,7 @@ func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, in call) (*m
 	}
 	opts := cfg.options(in.model)
 	opts.Trials, opts.FromRun = in.trials, in.fromRun
+	newProgress(ctx, ss, in.progress, cfg.Logger).observe(&opts)
 	var rep *runner.Report
 	if command == "run" {
 		rep, err = runner.Run(ctx, opts, req)

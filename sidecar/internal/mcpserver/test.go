@@ -57,9 +57,9 @@ func addTest(srv *mcp.Server, cfg Config) {
 			return errorResult(r), testResult(nil), nil
 		}
 		if len(in.Models) > 0 || in.Baseline != "" {
-			return compareTool(ctx, cfg, r.Session, in)
+			return compareTool(ctx, cfg, r.Session, r.Params.GetProgressToken(), in)
 		}
-		c := call{command: "test", file: in.File, req: invocation.Request{Examples: in.Examples}, model: in.Model, fromRun: in.FromRun}
+		c := call{command: "test", file: in.File, req: invocation.Request{Examples: in.Examples}, model: in.Model, fromRun: in.FromRun, progress: r.Params.GetProgressToken()}
 		if in.Trials != nil {
 			c.trials = *in.Trials
 		}
@@ -91,7 +91,7 @@ func checkTrials(in TestArgs) *refusal {
 
 // compareTool is Test with models or a baseline: runner.Compare on the
 // confined file, the grid as text and as the result's comparison.
-func compareTool(ctx context.Context, cfg Config, ss *mcp.ServerSession, in TestArgs) (*mcp.CallToolResult, *TestResult, error) {
+func compareTool(ctx context.Context, cfg Config, ss *mcp.ServerSession, token any, in TestArgs) (*mcp.CallToolResult, *TestResult, error) {
 	switch {
 	case in.Model != "" && len(in.Models) > 0:
 		return errorResult(&refusal{msg: "Test takes model or models, not both", next: "put every model to compare in models"}), testResult(nil), nil
@@ -125,6 +125,7 @@ func compareTool(ctx context.Context, cfg Config, ss *mcp.ServerSession, in Test
 	if in.Trials != nil {
 		opts.Trials = *in.Trials
 	}
+	newProgress(ctx, ss, token, cfg.Logger).observe(&opts)
 	res, reps, err := runner.Compare(ctx, opts, invocation.Request{Path: pf.agent, Source: src, Read: pf.read, Examples: in.Examples}, c)
 	if r, ok := invocation.AsRefusal(err); ok {
 		return errorResult(&refusal{msg: r.Msg, next: r.Next}), testResult(nil), nil

@@ -73,6 +73,9 @@ func (l *loop) run(ctx context.Context) {
 		total++
 	}
 	l.done = make([]bool, total)
+	if l.opts.OnSelected != nil {
+		l.opts.OnSelected(total)
+	}
 	// Jobs are handed out in file order, each example's trials together:
 	// job j is trial j%trials of example j/trials. Every trial is a fresh
 	// Session, like every example.

@@ -55,6 +55,11 @@ type Options struct {
 	// decided, in the order examples finish (for progress counts). Neither
 	// callback is ever called concurrently with itself or the other.
 	OnFinished func(ExampleResult)
+	// OnSelected, when set, is called once before the first example is
+	// sent, with how many results OnFinished will receive: the examples
+	// selected (and the ad-hoc input), each counted once whatever its
+	// trials. A refused invocation never calls it.
+	OnSelected func(total int)
 	// NewExecutor replaces the journaled Sessions executor (tests only). The
 	// returned executor's results are reported with its own Journaled flag;
 	// a re-grade needs the Sessions executor and is refused with it.
