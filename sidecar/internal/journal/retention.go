@@ -50,7 +50,7 @@ var familySuffixes = [...]string{".db-init-journal", ".db-init", ".db-journal", 
 // RunInfo describes one run in a journal folder, from its files and its
 // meta only: List never verifies a hash chain.
 type RunInfo struct {
-	ID      string    `json:"id"`
+	ID      string    `json:"runId"`
 	Created time.Time `json:"created"`
 	// Status is finished, cancelled or failed (recorded by Finish), or
 	// running, crashed-unfinished, partial or unsafe.
@@ -59,7 +59,10 @@ type RunInfo struct {
 	AgentRevision string `json:"agentRevision,omitempty"`
 	Command       string `json:"command,omitempty"`
 	KmxVersion    string `json:"kmxVersion,omitempty"`
-	// Size is the total bytes of the family's files.
+	// Size is the total bytes of the family's files as the listing leaves
+	// them: reading a crashed run folds its write-ahead log into its
+	// database, so its files are counted after that read, and the figure
+	// is the same in every later listing.
 	Size int64 `json:"size"`
 	// Files are the family's file names present, in a fixed order.
 	Files []string `json:"files"`
@@ -93,6 +96,27 @@ func (f *family) names() []string {
 		}
 	}
 	return out
+}
+
+// opened reports whether readMeta reads the family through Open (a crashed
+// run's leftovers) rather than its database file alone.
+func (f *family) opened(running bool) bool {
+	return !running && (f.has(".lock") || f.has(".db-wal") || f.has(".db-shm") || f.has(".db-journal"))
+}
+
+// restat is the total size and the names of the family's files present now.
+func (f *family) restat(dir string) (int64, []string) {
+	var n int64
+	var names []string
+	for _, s := range familySuffixes {
+		fi, err := os.Lstat(filepath.Join(dir, f.id+s))
+		if err != nil {
+			continue
+		}
+		n += fi.Size()
+		names = append(names, f.id+s)
+	}
+	return n, names
 }
 
 // created is the time in the run ID (Create takes it from the clock).
@@ -203,6 +227,12 @@ func describe(dir string, f *family) RunInfo {
 		return ri
 	}
 	ri.AgentID, ri.AgentRevision, ri.Command, ri.KmxVersion = m.AgentID, m.AgentRevision, m.Command, m.KmxVersion
+	if f.opened(running) {
+		// The read went through Open, whose close may have folded a
+		// crashed run's log into its database and removed the -wal and
+		// -shm: what discovery saw is gone, so look again.
+		ri.Size, ri.Files = f.restat(dir)
+	}
 	switch {
 	case running:
 	case status != "":
@@ -230,7 +260,7 @@ func describe(dir string, f *family) RunInfo {
 //
 // Anything else (a crashed run's leftovers) goes through Open.
 func readMeta(dir string, f *family, running bool) (RunMeta, string, error) {
-	if !running && (f.has(".lock") || f.has(".db-wal") || f.has(".db-shm") || f.has(".db-journal")) {
+	if f.opened(running) {
 		j, err := Open(context.Background(), dir, f.id)
 		if err != nil {
 			return RunMeta{}, "", err
