@@ -1,12 +1,12 @@
 // The comparison page of the replay panel, built from the server's
-// kmx.journal.diff/v1 (kmx/diffRuns): the sidecar picked the two runs,
+// kmx.journal.diff/v2 (kmx/diffRuns): the sidecar picked the two runs,
 // replayed both with zero model calls and diffed them; this only renders.
 // Every value is escaped; no script; the one link is a command URI the
 // panel allows (back to the replay).
 import type { DiffRun, DiffSide, DiffTurn, ExampleDiff, RunDiff } from "./protocol";
 import { escapeHtml, journalPageHtml } from "./replayHtml";
 
-export const DiffSchema = "kmx.journal.diff/v1";
+export const DiffSchema = "kmx.journal.diff/v2";
 export const DiffLabel = "local preview journal comparison; not a test result";
 
 function runHtml(name: string, r: DiffRun, other: DiffRun): string {
@@ -15,9 +15,9 @@ function runHtml(name: string, r: DiffRun, other: DiffRun): string {
     parts.push(`${r.trials} trials per example`);
   }
   parts.push(r.verdicts ? "verdicts recorded" : `<span class="muted">no recorded verdicts: answers only</span>`);
-  let h = `<div class="field"><span class="label">run ${name}</span> <code>${escapeHtml(r.id)}</code> · ${parts.join(" · ")}`;
+  let h = `<div class="field"><span class="label">run ${name}</span> <code>${escapeHtml(r.runId)}</code> · ${parts.join(" · ")}`;
   if (r.sourceRun !== undefined && r.sourceRun !== "") {
-    h += ` · <span class="regrade">re-grade of ${r.sourceRun === other.id ? `run ${name === "A" ? "B" : "A"}` : `<code>${escapeHtml(r.sourceRun)}</code>`}</span>`;
+    h += ` · <span class="regrade">re-grade of ${r.sourceRun === other.runId ? `run ${name === "A" ? "B" : "A"}` : `<code>${escapeHtml(r.sourceRun)}</code>`}</span>`;
   }
   return `${h}</div>`;
 }

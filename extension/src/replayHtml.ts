@@ -1,11 +1,11 @@
-// The replay panel's HTML, built from the server's kmx.journal.inspect/v1
+// The replay panel's HTML, built from the server's kmx.journal.inspect/v2
 // inspection. Every value is escaped; the page has no script, loads nothing, and
 // its only style is inline under a nonce, coloured by VS Code's theme
 // variables; its one link is a command URI the panel allows (compare). Pure,
 // so escaping and the CSP are unit-tested.
 import { type ExampleResult, type InspectedToolCall, type InspectedTurn, type Inspection, type JudgeSample, type ModelIdentity, type Report, Verdicts } from "./protocol";
 
-export const InspectSchema = "kmx.journal.inspect/v1";
+export const InspectSchema = "kmx.journal.inspect/v2";
 export const ReplayLabel = "local preview journal replay; not a test result";
 
 export function escapeHtml(s: string): string {
@@ -186,14 +186,14 @@ ${body}
  */
 export function replayHtml(inspection: Inspection, nonce: string, cspSource: string, report?: Report, compareHref?: string): string {
   const run = inspection.run;
-  const sameRun = report !== undefined && report.runId !== undefined && report.runId === run.id ? report : undefined;
+  const sameRun = report !== undefined && report.runId !== undefined && report.runId === run.runId ? report : undefined;
   let body: string;
   if (inspection.schema !== InspectSchema) {
     body = `<p class="error">kmx answered an inspection this panel cannot read (schema ${escapeHtml(inspection.schema)}, expected ${InspectSchema}): update the extension and the sidecar together.</p>`;
   } else {
     const s = inspection.summary;
     const live = inspection.liveCalls;
-    body = `<p class="meta">run <code>${escapeHtml(run.id)}</code> · ${escapeHtml(run.command)} of <code>${escapeHtml(run.agentId)}</code> · ${escapeHtml(run.status)} · ${s.verified} of ${s.turns} turns verified · live model calls during replay: ${live}</p>`;
+    body = `<p class="meta">run <code>${escapeHtml(run.runId)}</code> · ${escapeHtml(run.command)} of <code>${escapeHtml(run.agentId)}</code> · ${escapeHtml(run.status)} · ${s.verified} of ${s.turns} turns verified · live model calls during replay: ${live}</p>`;
     if (compareHref !== undefined) {
       body += `<p><a id="compare" href="${escapeHtml(compareHref)}">Compare with previous run of this file</a></p>`;
     }

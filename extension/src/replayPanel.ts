@@ -1,7 +1,7 @@
 // The replay panel: one webview showing the server's inspection of a
-// retained run (kmx/inspect, kmx.journal.inspect/v1), replayed with zero
+// retained run (kmx/inspect, kmx.journal.inspect/v2), replayed with zero
 // model calls, or the server's comparison of a run with the previous run of
-// its file (kmx/diffRuns, kmx.journal.diff/v1). No scripts, no remote
+// its file (kmx/diffRuns, kmx.journal.diff/v2). No scripts, no remote
 // content, nothing loaded but the page; its links are command URIs of the
 // two commands the panel allows.
 import * as crypto from "node:crypto";
@@ -30,7 +30,7 @@ export class ReplayPanel implements vscode.Disposable {
       void vscode.window.showInformationMessage(`kmx: no retained run of ${vscode.workspace.asRelativePath(file)} yet: run an example or test the file first.`);
       return;
     }
-    await this.show(newest.id, token);
+    await this.show(newest.runId, token);
   }
 
   /** Shows the replay of one run (the Replay last run lens names it). */
@@ -82,7 +82,7 @@ export class ReplayPanel implements vscode.Disposable {
     const panel = this.ensurePanel();
     const nonce = crypto.randomBytes(16).toString("base64");
     panel.title = `kmx compare: ${diff.b.agentId}`;
-    panel.webview.html = diffHtml(diff, nonce, panel.webview.cspSource, commandUri(Commands.InspectRun, { runId: diff.b.id }));
+    panel.webview.html = diffHtml(diff, nonce, panel.webview.cspSource, commandUri(Commands.InspectRun, { runId: diff.b.runId }));
     panel.reveal(undefined, true);
   }
 
@@ -92,13 +92,13 @@ export class ReplayPanel implements vscode.Disposable {
     // run (if any) supplies them, labelled as such.
     let report: ReportResult | undefined;
     for (const r of this.lastReports.values()) {
-      if (r.report?.runId === inspection.run.id) {
+      if (r.report?.runId === inspection.run.runId) {
         report = r;
       }
     }
     const nonce = crypto.randomBytes(16).toString("base64");
     this.panel.title = `kmx replay: ${inspection.run.agentId}`;
-    this.panel.webview.html = replayHtml(inspection, nonce, this.panel.webview.cspSource, report?.report, commandUri(Commands.CompareRuns, { runId: inspection.run.id }));
+    this.panel.webview.html = replayHtml(inspection, nonce, this.panel.webview.cspSource, report?.report, commandUri(Commands.CompareRuns, { runId: inspection.run.runId }));
     this.panel.reveal(undefined, true);
   }
 

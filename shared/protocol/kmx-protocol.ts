@@ -575,7 +575,7 @@ export interface ListRunsResult {
 
 /** Go: journal.RunInfo */
 export interface RunInfo {
-  id: string;
+  runId: string;
   created: string;
   status: string;
   agentId?: string;
@@ -625,7 +625,7 @@ export interface Inspection {
 
 /** Go: readback.InspectedRun */
 export interface InspectedRun {
-  id: string;
+  runId: string;
   created: string;
   status: string;
   command: string;
@@ -852,7 +852,7 @@ export interface RunDiff {
 
 /** Go: readback.DiffRun */
 export interface DiffRun {
-  id: string;
+  runId: string;
   created: string;
   status: string;
   command: string;

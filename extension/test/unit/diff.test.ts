@@ -10,11 +10,11 @@ const evil = `<script>alert(1)</script>`;
 function runDiff(): RunDiff {
   const run = { created: "2026-12-01T21:49:29Z", status: "finished", command: "test", agentId: "triage", agentRevision: "ab", kmxVersion: "0.1.0" };
   return {
-    schema: "kmx.journal.diff/v1",
+    schema: "kmx.journal.diff/v2",
     label: "local preview journal comparison; not a test result",
     liveCalls: 0,
-    a: { ...run, id: "RA", verdicts: true, trials: 2 },
-    b: { ...run, id: "RB", verdicts: true, sourceRun: "RA" },
+    a: { ...run, runId: "RA", verdicts: true, trials: 2 },
+    b: { ...run, runId: "RB", verdicts: true, sourceRun: "RA" },
     summary: { same: 1, changed: 1, onlyA: 0, onlyB: 0 },
     examples: [
       {
@@ -79,9 +79,9 @@ describe("diffHtml", () => {
 describe("the replay's compare link", () => {
   it("is a command URI naming the run on screen", () => {
     const inspection = {
-      schema: "kmx.journal.inspect/v1",
+      schema: "kmx.journal.inspect/v2",
       label: "local preview journal replay; not a test result",
-      run: { id: "R1", created: "2026-11-30T17:20:30Z", status: "finished", command: "test", agentId: "triage", agentRevision: "ab", kmxVersion: "0.1.0" },
+      run: { runId: "R1", created: "2026-11-30T17:20:30Z", status: "finished", command: "test", agentId: "triage", agentRevision: "ab", kmxVersion: "0.1.0" },
       liveCalls: 0,
       summary: { turns: 0, verified: 0, incomplete: 0, failed: 0, cancelled: 0, judgeSamples: 0 },
       reasoningShown: false,

@@ -8,9 +8,9 @@ const evil = `<script>alert(1)</script><img src="https://example.invalid/x.png" 
 
 function inspection(answer: string): Inspection {
   return {
-    schema: "kmx.journal.inspect/v1",
+    schema: "kmx.journal.inspect/v2",
     label: "local preview journal replay; not a test result",
-    run: { id: "R1", created: "2026-11-30T17:20:30Z", status: "finished", command: "test", agentId: "triage", agentRevision: "ab", kmxVersion: "0.1.0" },
+    run: { runId: "R1", created: "2026-11-30T17:20:30Z", status: "finished", command: "test", agentId: "triage", agentRevision: "ab", kmxVersion: "0.1.0" },
     liveCalls: 0,
     summary: { turns: 1, verified: 1, incomplete: 0, failed: 0, cancelled: 0, judgeSamples: 1 },
     reasoningShown: true,

@@ -488,7 +488,7 @@ func TestJournalDiffOfAComparison(t *testing.T) {
 	if err := json.Unmarshal([]byte(j.stdout), &cd); err != nil {
 		t.Fatalf("%v\n%s", err, j.stdout)
 	}
-	if cd.Schema != "kmx.journal.comparison/v1" || cd.LiveCalls != 0 || len(cd.Runs) != 2 || len(cd.Diffs) != 1 || cd.Diffs[0].B.Baseline == nil || cd.Diffs[0].B.Baseline.Commit != passing {
+	if cd.Schema != "kmx.journal.comparison/v2" || cd.LiveCalls != 0 || len(cd.Runs) != 2 || len(cd.Diffs) != 1 || cd.Diffs[0].B.Baseline == nil || cd.Diffs[0].B.Baseline.Commit != passing {
 		t.Errorf("JSON %s", j.stdout)
 	}
 	plain := kmx(t, h, "test", file, "--json")

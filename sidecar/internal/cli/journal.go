@@ -24,7 +24,7 @@ const (
 // Schemas of the JSON the journal subcommands print. Inspect's is
 // readback.InspectSchema.
 const (
-	JournalListSchema  = "kmx.journal.list/v1"
+	JournalListSchema  = "kmx.journal.list/v2"
 	JournalClearSchema = "kmx.journal.clear/v1"
 )
 

@@ -17,7 +17,7 @@ const journalDiffUsage = "kmx journal diff RUN_A RUN_B | RUN_OF_A_COMPARISON [--
 func runJournalDiff(ctx context.Context, env Env, args []string) error {
 	flags := newFlagSet("journal diff")
 	var asJSON bool
-	flags.BoolVar(&asJSON, "json", false, "print the versioned JSON comparison (kmx.journal.diff/v1)")
+	flags.BoolVar(&asJSON, "json", false, "print the versioned JSON comparison (kmx.journal.diff/v2)")
 	pos, err := parseInterspersed(flags, args, journalDiffUsage)
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ func TestJournalDiffTranscripts(t *testing.T) {
 		t.Fatalf("kmx run (the edited example fails): %+v", r)
 	}
 	runs := listRuns(t, h)
-	c := runs.Runs[0].ID
+	c := runs.Runs[0].RunID
 	names := map[string]string{a: "RUN_A", b: "RUN_B", c: "RUN_C"}
 
 	d := kmx(t, h, "journal", "diff", a, b)

@@ -16,9 +16,9 @@ type listJSON struct {
 	Keep   int
 	File   *struct{ AgentID string }
 	Runs   []struct {
-		ID, Status, AgentID, Command string
-		Size                         int64
-		CurrentRevision              *bool
+		RunID, Status, AgentID, Command string
+		Size                            int64
+		CurrentRevision                 *bool
 	}
 }
 
@@ -73,7 +73,7 @@ func TestJournalListFiltersByFileAndMarksRevisions(t *testing.T) {
 	if all.Schema != JournalListSchema || all.Keep != 20 || len(all.Runs) != 3 {
 		t.Fatalf("list %+v", all)
 	}
-	if all.Runs[0].ID != cur || all.Runs[1].ID != other || all.Runs[2].ID != old {
+	if all.Runs[0].RunID != cur || all.Runs[1].RunID != other || all.Runs[2].RunID != old {
 		t.Errorf("not newest first: %+v", all.Runs)
 	}
 	for _, r := range all.Runs {
@@ -85,10 +85,10 @@ func TestJournalListFiltersByFileAndMarksRevisions(t *testing.T) {
 	if mine.File == nil || mine.File.AgentID != "release-notes" || len(mine.Runs) != 2 {
 		t.Fatalf("--file list %+v", mine)
 	}
-	if r := mine.Runs[0]; r.ID != cur || r.CurrentRevision == nil || !*r.CurrentRevision {
+	if r := mine.Runs[0]; r.RunID != cur || r.CurrentRevision == nil || !*r.CurrentRevision {
 		t.Errorf("current run %+v", r)
 	}
-	if r := mine.Runs[1]; r.ID != old || r.CurrentRevision == nil || *r.CurrentRevision {
+	if r := mine.Runs[1]; r.RunID != old || r.CurrentRevision == nil || *r.CurrentRevision {
 		t.Errorf("earlier revision %+v", r)
 	}
 	human := kmx(t, h, "journal", "list", "--file", file)
@@ -133,7 +133,7 @@ func TestJournalClear(t *testing.T) {
 		t.Errorf("stderr %q, want %q", r.stderr, want)
 	}
 	l := listRuns(t, h)
-	if len(l.Runs) != 1 || l.Runs[0].ID != live.ID() || l.Runs[0].Status != "running" {
+	if len(l.Runs) != 1 || l.Runs[0].RunID != live.ID() || l.Runs[0].Status != "running" {
 		t.Fatalf("after clearing: %+v", l.Runs)
 	}
 	if b, err := os.ReadFile(stray); err != nil || string(b) != "mine" {
@@ -160,7 +160,7 @@ func TestJournalInspect(t *testing.T) {
 	}{
 		{"human", []string{id}, ExitOK, []string{"VERIFIED", "answer: Release notes: Draft notes for this week", "score 100", "0 live model calls", "local preview journal replay; not a test result", "reasoning withheld"}, []string{"reasoning: "}, ""},
 		{"human with reasoning", []string{id, "--show-reasoning"}, ExitOK, []string{"reasoning: found"}, []string{"reasoning withheld"}, ""},
-		{"json", []string{id, "--json"}, ExitOK, []string{`"schema": "kmx.journal.inspect/v1"`, `"liveCalls": 0`, `"reasoningShown": false`}, []string{`"reasoning"`}, ""},
+		{"json", []string{id, "--json"}, ExitOK, []string{`"schema": "kmx.journal.inspect/v2"`, `"liveCalls": 0`, `"reasoningShown": false`}, []string{`"reasoning"`}, ""},
 		{"json with reasoning", []string{"--json", "--show-reasoning", id}, ExitOK, []string{`"reasoning": "found`}, nil, ""},
 		{"no run named", nil, ExitRefusal, nil, nil, "name one run"},
 		{"not a run ID", []string{"x.db"}, ExitRefusal, nil, nil, "is not a run ID"},
@@ -260,4 +260,50 @@ func chmod(t *testing.T, p string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Chmod(p, 0o700) })
+}
+
+// Issue 31 item 17: the run ID was runId in kmx test --json and id in
+// kmx journal list --json. Every document names a run by runId: the test
+// report, the list, inspect's run and diff's two sides.
+func TestEveryJSONDocumentNamesTheRunByRunId(t *testing.T) {
+	h := home(t)
+	file := demoFile("release-notes.agent.md")
+	a := testRun(t, h, file)
+	b := testRun(t, h, file)
+	decode := func(args ...string) map[string]any {
+		t.Helper()
+		r := kmx(t, h, args...)
+		if r.code != ExitOK {
+			t.Fatalf("kmx %v: %d %s", args, r.code, r.stderr)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &m); err != nil {
+			t.Fatalf("kmx %v: %v\n%s", args, err, r.stdout)
+		}
+		return m
+	}
+	runID := func(where string, v any) string {
+		t.Helper()
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%s is not an object: %v", where, v)
+		}
+		if _, has := m["id"]; has {
+			t.Errorf("%s names its run by id: %v", where, m)
+		}
+		id, _ := m["runId"].(string)
+		return id
+	}
+	list := decode("journal", "list", "--json")
+	runs, _ := list["runs"].([]any)
+	if len(runs) != 2 || runID("list runs[0]", runs[0]) != b || runID("list runs[1]", runs[1]) != a {
+		t.Errorf("journal list --json runs = %v, want runId %s then %s", runs, b, a)
+	}
+	if got := runID("inspect run", decode("journal", "inspect", a, "--json")["run"]); got != a {
+		t.Errorf("journal inspect --json run.runId = %q, want %s", got, a)
+	}
+	diff := decode("journal", "diff", a, b, "--json")
+	if runID("diff a", diff["a"]) != a || runID("diff b", diff["b"]) != b {
+		t.Errorf("journal diff --json a/b = %v / %v, want runId %s / %s", diff["a"], diff["b"], a, b)
+	}
 }

@@ -208,7 +208,7 @@ func TestAFolderRunDeletedItsOwnJournals(t *testing.T) {
 	list := listRuns(t, h)
 	kept := map[string]bool{}
 	for _, run := range list.Runs {
-		kept[run.ID] = true
+		kept[run.RunID] = true
 	}
 	if len(got.Files) != len(files) {
 		t.Fatalf("%d reports for %d files", len(got.Files), len(files))

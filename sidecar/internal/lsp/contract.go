@@ -314,7 +314,7 @@ type InspectParams struct {
 }
 
 // InspectResult is the replay of one run with zero model calls: the
-// readback Inspection (kmx.journal.inspect/v1), labeled "local preview
+// readback Inspection (kmx.journal.inspect/v2), labeled "local preview
 // journal replay; not a test result". It has no verdicts.
 type InspectResult struct {
 	ProtocolVersion string               `json:"protocolVersion"`
@@ -330,7 +330,7 @@ type DiffRunsParams struct {
 }
 
 // DiffRunsResult is kmx journal diff A B of the two runs, offline with zero
-// model calls (readback.RunDiff, kmx.journal.diff/v1), labeled "local
+// model calls (readback.RunDiff, kmx.journal.diff/v2), labeled "local
 // preview journal comparison; not a test result".
 type DiffRunsResult struct {
 	ProtocolVersion string            `json:"protocolVersion"`

@@ -11,7 +11,7 @@ import (
 
 // ComparisonSchema versions the JSON of a ComparisonDiff (kmx journal diff
 // RUN --json, for a run of a comparison). Fields are only added within v1.
-const ComparisonSchema = "kmx.journal.comparison/v1"
+const ComparisonSchema = "kmx.journal.comparison/v2"
 
 // ComparisonDiff is a comparison's runs read back: every column (a model,
 // or the baseline) against the first, each a RunDiff, so the answers of

@@ -12,7 +12,7 @@ import (
 
 // DiffSchema versions the JSON of a RunDiff (kmx journal diff --json).
 // Fields are only ever added within v1.
-const DiffSchema = "kmx.journal.diff/v1"
+const DiffSchema = "kmx.journal.diff/v2"
 
 // DiffLabel is on every RunDiff: it compares what two journals hold.
 const DiffLabel = "local preview journal comparison; not a test result"

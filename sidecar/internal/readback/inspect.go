@@ -23,7 +23,7 @@ import (
 
 // InspectSchema versions the JSON of an Inspection (kmx journal inspect
 // --json, the editor's replay panel). Fields are only ever added within v1.
-const InspectSchema = "kmx.journal.inspect/v1"
+const InspectSchema = "kmx.journal.inspect/v2"
 
 // InspectLabel is on every Inspection: a replay shows what was journaled,
 // it does not test anything.
@@ -67,7 +67,7 @@ type Inspection struct {
 
 // InspectedRun is the run's identity from the journal's meta.
 type InspectedRun struct {
-	ID      string    `json:"id"`
+	ID      string    `json:"runId"`
 	Created time.Time `json:"created"`
 	// Status: finished, cancelled or failed (recorded when the run ended),
 	// running, or crashed-unfinished.
