@@ -12,13 +12,18 @@ import (
 	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // RevisionError is a baseline kmx refused before anything was created or
-// sent: what is wrong, and what to change.
+// sent: what is wrong, and what to change. Msg and Next are the command
+// line's words; MessageIn and NextStepIn word them for each front
+// (problem.Worded), since both name the baseline setting.
 type RevisionError struct {
 	Msg  string
 	Next string
+
+	say, step problem.Sentence
 }
 
 func (e *RevisionError) Error() string { return e.Msg }
@@ -26,8 +31,35 @@ func (e *RevisionError) Error() string { return e.Msg }
 // NextStep is what to change (problem.Problem).
 func (e *RevisionError) NextStep() string { return e.Next }
 
-func refuseRev(next, format string, args ...any) error {
-	return &RevisionError{Msg: fmt.Sprintf(format, args...), Next: next}
+// MessageIn is Msg in w's words.
+func (e *RevisionError) MessageIn(w problem.Words) string {
+	if e.say != nil {
+		return e.say(w)
+	}
+	return e.Msg
+}
+
+// NextStepIn is Next in w's words.
+func (e *RevisionError) NextStepIn(w problem.Words) string {
+	if e.step != nil {
+		return e.step(w)
+	}
+	return e.Next
+}
+
+// RefuseBaseline is a RevisionError whose message starts with the
+// baseline setting given value ("--baseline HEAD~1"; value "" names the
+// setting alone) followed by rest (format, args).
+func RefuseBaseline(value string, next problem.Sentence, rest string, args ...any) *RevisionError {
+	tail := fmt.Sprintf(rest, args...)
+	say := func(w problem.Words) string { return w(problem.Baseline, value) + tail }
+	return &RevisionError{Msg: say(problem.Flags), Next: next(problem.Flags), say: say, step: next}
+}
+
+// orNone is a next step that ends with comparing against no instructions:
+// before, the baseline setting none, after.
+func orNone(before, after string) problem.Sentence {
+	return func(w problem.Words) string { return before + w(problem.Baseline, "none") + after }
 }
 
 // AtRevision is an agent file's text as it was at a git revision.
@@ -53,10 +85,10 @@ func ReadAtRevision(ctx context.Context, path, rev string) (*AtRevision, error) 
 	}
 	dir, base := filepath.Dir(abs), filepath.Base(abs)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, refuseRev("check the path of the agent file", "--baseline %s: the folder of %s cannot be read", rev, path)
+		return nil, RefuseBaseline(rev, problem.Plain("check the path of the agent file"), ": the folder of %s cannot be read", path)
 	}
 	if _, err := exec.LookPath("git"); err != nil {
-		return nil, refuseRev("install git, or use --baseline none to compare with empty instructions", "--baseline %s reads %s at a git revision, and git is not installed here", rev, path)
+		return nil, RefuseBaseline(rev, orNone("install git, or use ", " to compare with empty instructions"), " reads %s at a git revision, and git is not installed here", path)
 	}
 	g := gitIn{ctx: ctx, dir: dir}
 	inside, gerr := g.run("rev-parse", "--is-inside-work-tree")
@@ -65,14 +97,12 @@ func ReadAtRevision(ctx context.Context, path, rev string) (*AtRevision, error) 
 		if line := firstLine(gerr); line != "" {
 			why = " (git: " + line + ")"
 		}
-		return nil, refuseRev("run kmx test inside a git clone that holds the file, or use --baseline none to compare with empty instructions",
-			"--baseline %s: %s is not inside a git work tree%s, so it has no revision %s", rev, path, why, rev)
+		return nil, RefuseBaseline(rev, orNone("run kmx test inside a git clone that holds the file, or use ", " to compare with empty instructions"), ": %s is not inside a git work tree%s, so it has no revision %s", path, why, rev)
 	}
 	out, gerr := g.run("rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	commit := strings.TrimSpace(string(out))
 	if gerr != nil || commit == "" {
-		return nil, refuseRev("name a commit git knows here (HEAD~1, main, origin/main, a tag or a commit hash); in a shallow CI clone, fetch the history first (actions/checkout with fetch-depth: 0, or git fetch --deepen)",
-			"--baseline %s: git knows no commit %s in this repository", rev, rev)
+		return nil, RefuseBaseline(rev, problem.Plain("name a commit git knows here (HEAD~1, main, origin/main, a tag or a commit hash); in a shallow CI clone, fetch the history first (actions/checkout with fetch-depth: 0, or git fetch --deepen)"), ": git knows no commit %s in this repository", rev)
 	}
 	prefix, gerr := g.run("rev-parse", "--show-prefix")
 	if gerr != nil {
@@ -87,8 +117,7 @@ func ReadAtRevision(ctx context.Context, path, rev string) (*AtRevision, error) 
 	mode, kind, object, ok := parseTreeEntry(entry)
 	switch {
 	case !ok:
-		return nil, refuseRev("choose a revision at which the file existed, or use --baseline none to compare with empty instructions",
-			"--baseline %s: %s did not exist at %s (commit %s)", rev, rel, rev, short(commit))
+		return nil, RefuseBaseline(rev, orNone("choose a revision at which the file existed, or use ", " to compare with empty instructions"), ": %s did not exist at %s (commit %s)", rel, rev, short(commit))
 	case kind != "blob" || mode == "120000":
 		what := map[string]string{"tree": "a folder", "commit": "a submodule"}[kind]
 		if mode == "120000" {
@@ -97,7 +126,7 @@ func ReadAtRevision(ctx context.Context, path, rev string) (*AtRevision, error) 
 		if what == "" {
 			what = "not a file"
 		}
-		return nil, refuseRev("choose a revision at which the path was the agent file itself", "--baseline %s: %s was %s at %s (commit %s), not an agent file", rev, rel, what, rev, short(commit))
+		return nil, RefuseBaseline(rev, problem.Plain("choose a revision at which the path was the agent file itself"), ": %s was %s at %s (commit %s), not an agent file", rel, what, rev, short(commit))
 	}
 	size, gerr := g.run("cat-file", "-s", object)
 	n, perr := strconv.ParseInt(strings.TrimSpace(string(size)), 10, 64)
@@ -105,7 +134,7 @@ func ReadAtRevision(ctx context.Context, path, rev string) (*AtRevision, error) 
 		return nil, fmt.Errorf("--baseline %s: size of %s at %s: %s", rev, rel, short(commit), firstLine(gerr))
 	}
 	if n > agentfile.MaxFileSize {
-		return nil, refuseRev("choose a revision at which the file was an agent file of a usable size", "--baseline %s: %s was %d bytes at %s, more than the %d kmx reads", rev, rel, n, short(commit), agentfile.MaxFileSize)
+		return nil, RefuseBaseline(rev, problem.Plain("choose a revision at which the file was an agent file of a usable size"), ": %s was %d bytes at %s, more than the %d kmx reads", rel, n, short(commit), agentfile.MaxFileSize)
 	}
 	src, gerr := g.run("cat-file", "blob", object)
 	if gerr != nil {
@@ -119,11 +148,11 @@ func ReadAtRevision(ctx context.Context, path, rev string) (*AtRevision, error) 
 func checkRev(rev string) error {
 	switch {
 	case rev == "":
-		return refuseRev("name a git revision (HEAD~1, main, a tag or a commit hash) or none", "--baseline is empty")
+		return RefuseBaseline("", problem.Plain("name a git revision (HEAD~1, main, a tag or a commit hash) or none"), " is empty")
 	case strings.HasPrefix(rev, "-"):
-		return refuseRev("name a git revision (HEAD~1, main, a tag or a commit hash) or none", "--baseline %q starts with '-', which git would read as an option", rev)
+		return RefuseBaseline(strconv.Quote(rev), problem.Plain("name a git revision (HEAD~1, main, a tag or a commit hash) or none"), " starts with '-', which git would read as an option")
 	case strings.ContainsFunc(rev, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return refuseRev("name a git revision (HEAD~1, main, a tag or a commit hash) or none", "--baseline holds a control character")
+		return RefuseBaseline("", problem.Plain("name a git revision (HEAD~1, main, a tag or a commit hash) or none"), " holds a control character")
 	}
 	return nil
 }
@@ -210,7 +239,7 @@ func InstructionsAt(agentPath string, old []byte, examplesPath string, examplesS
 		res = agentfile.Parse(agentPath, old)
 	}
 	if res.Agent == nil {
-		return "", refuseRev("choose a revision at which the agent file could be read", "--baseline %s: the agent file could not be read at %s", rev, rev)
+		return "", RefuseBaseline(rev, problem.Plain("choose a revision at which the agent file could be read"), ": the agent file could not be read at %s", rev)
 	}
 	for _, d := range res.Diagnostics {
 		if d.Severity != agentfile.SeverityError || d.File != "" {
@@ -219,8 +248,7 @@ func InstructionsAt(agentPath string, old []byte, examplesPath string, examplesS
 		if h := res.Agent.ExamplesHeading; h != nil && d.Range.Start.Offset >= h.Start.Offset {
 			continue
 		}
-		return "", refuseRev("choose a revision at which the header and instructions were valid, or use --baseline none",
-			"--baseline %s: the agent file at %s has an error before its examples: %d:%d %s %s", rev, rev, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Code, d.Message)
+		return "", RefuseBaseline(rev, orNone("choose a revision at which the header and instructions were valid, or use ", ""), ": the agent file at %s has an error before its examples: %d:%d %s %s", rev, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Code, d.Message)
 	}
 	return res.Agent.Instructions, nil
 }

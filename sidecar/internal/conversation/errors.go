@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
@@ -36,6 +37,36 @@ type Refusal struct {
 	Next string
 	// Turn is the turn concerned, when there is one.
 	Turn int
+	// step, when set, is Next in each front's words (problem.Worded);
+	// Next is its command line wording.
+	step problem.Sentence
+}
+
+// MessageIn is Msg (problem.Worded): a conversation's messages name no
+// setting.
+func (r *Refusal) MessageIn(problem.Words) string { return r.Msg }
+
+// NextStepIn is Next in w's words (problem.Worded).
+func (r *Refusal) NextStepIn(w problem.Words) string {
+	if r.step != nil {
+		return r.step(w)
+	}
+	return r.Next
+}
+
+// worded gives r a next step in each front's words.
+func (r *Refusal) worded(step problem.Sentence) *Refusal {
+	r.step, r.Next = step, step(problem.Flags)
+	return r
+}
+
+// clearOrAnother is the next step of a conversation that cannot be
+// opened: clear it, or use another one.
+func clearOrAnother(w problem.Words) string {
+	if c := w(problem.Clear, ""); c != "" {
+		return "clear the conversation (kmx chat FILE " + c + ") or use another " + w(problem.Conversation, "ID")
+	}
+	return "use another " + w(problem.Conversation, "ID") + ", or clear this one in kmx's chat panel or with kmx chat"
 }
 
 func (r *Refusal) Error() string { return r.Msg }
@@ -61,9 +92,14 @@ func busy(id string) *Refusal {
 }
 
 func unfinished(id string, turn int) *Refusal {
-	return &Refusal{Code: CodeUnfinished, Turn: turn,
-		Msg:  fmt.Sprintf("conversation %q cannot continue: turn %d has no recorded outcome (its process ended mid-turn), and kmx never re-sends a turn", id, turn),
-		Next: "discard the unfinished turn (kmx chat FILE --discard-unfinished" + Flag(id) + ", or Discard in the chat panel), then send again"}
+	return (&Refusal{Code: CodeUnfinished, Turn: turn,
+		Msg: fmt.Sprintf("conversation %q cannot continue: turn %d has no recorded outcome (its process ended mid-turn), and kmx never re-sends a turn", id, turn),
+	}).worded(func(w problem.Words) string {
+		if d := w(problem.Discard, ""); d != "" {
+			return "discard the unfinished turn (kmx chat FILE " + d + Flag(id) + ", or Discard in the chat panel), then send again"
+		}
+		return "discard the unfinished turn (Discard in kmx's chat panel, or kmx chat), then send again, or use another " + w(problem.Conversation, "ID")
+	})
 }
 
 // Flag is the --conversation flag that names conversation id on a kmx chat
@@ -77,10 +113,12 @@ func Flag(id string) string {
 }
 
 func identityBefore(recorded, requested route.Identity) *Refusal {
-	return &Refusal{Code: CodeIdentity,
+	return (&Refusal{Code: CodeIdentity,
 		Msg: fmt.Sprintf("this conversation is on model %q (route %q); the turn asked for %q (route %q), and a conversation never changes model",
 			recorded.Model, recorded.Route, requested.Model, requested.Route),
-		Next: fmt.Sprintf("send with model %q on route %q, or start another conversation (--conversation ID) or clear this one", recorded.Model, recorded.Route)}
+	}).worded(func(w problem.Words) string {
+		return fmt.Sprintf("send with model %q on route %q, or start another conversation (%s) or clear this one", recorded.Model, recorded.Route, w(problem.Conversation, "ID"))
+	})
 }
 
 func identityReply(turn int, recorded route.Identity, replied string) *Refusal {
@@ -91,10 +129,10 @@ func identityReply(turn int, recorded route.Identity, replied string) *Refusal {
 }
 
 func identityHistory(a, b route.Identity, turn int) *Refusal {
-	return &Refusal{Code: CodeIdentityHistory, Turn: turn,
+	return (&Refusal{Code: CodeIdentityHistory, Turn: turn,
 		Msg: fmt.Sprintf("this conversation cannot be opened: its turns name two models (%q on %q, and %q on %q at turn %d)",
 			a.Model, a.Route, b.Model, b.Route, turn),
-		Next: "clear the conversation (kmx chat FILE --clear) or use another --conversation ID"}
+	}).worded(clearOrAnother)
 }
 
 func divergence(turn int, reason string) *Refusal {
@@ -102,6 +140,7 @@ func divergence(turn int, reason string) *Refusal {
 	if turn > 0 {
 		msg = fmt.Sprintf("this conversation cannot be opened: turn %d of its history does not replay (%s)", turn, reason)
 	}
-	return &Refusal{Code: CodeDivergence, Turn: turn, Msg: msg,
-		Next: "the journal changed since it was written: clear the conversation (kmx chat FILE --clear) or use another --conversation ID"}
+	return (&Refusal{Code: CodeDivergence, Turn: turn, Msg: msg}).worded(func(w problem.Words) string {
+		return "the journal changed since it was written: " + clearOrAnother(w)
+	})
 }

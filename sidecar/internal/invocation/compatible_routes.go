@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
@@ -26,18 +27,19 @@ func newCompatBuilder(opts Options) *compatBuilder {
 	return &compatBuilder{opts: opts, bases: map[endpointKey]*route.CompatibleModel{}}
 }
 
-// model returns the compatible route for one model name on endpoint; flag
+// model returns the compatible route for one model name on endpoint; set
 // names the setting the endpoint came from, for the refusal text.
-func (b *compatBuilder) model(endpoint, keyEnv, model, flag string) (route.Model, error) {
+func (b *compatBuilder) model(endpoint, keyEnv, model string, set problem.Setting) (route.Model, error) {
 	if endpoint == "" {
-		return nil, Refuse(fmt.Sprintf("pass %s URL (for a local Ollama: %s http://127.0.0.1:11434/v1), or choose --model fake", flag, flag),
-			"model %q needs an OpenAI-compatible endpoint, and none is configured (models VS Code offers are reached only from the kmx extension, on the editor route)", model)
+		return nil, RefuseIn(func(w problem.Words) string {
+			return fmt.Sprintf("pass %s (for a local Ollama: %s), or choose %s", w(set, "URL"), w(set, "http://127.0.0.1:11434/v1"), w(problem.Model, "fake"))
+		}, nil, "model %q needs an OpenAI-compatible endpoint, and none is configured (models VS Code offers are reached only from the kmx extension, on the editor route)", model)
 	}
 	key := endpointKey{endpoint, keyEnv}
 	if base, ok := b.bases[key]; ok {
 		m, err := base.WithModel(model)
 		if err != nil {
-			return nil, routeRefusal(flag, err)
+			return nil, routeRefusal(set, err)
 		}
 		return m, nil
 	}
@@ -49,11 +51,11 @@ func (b *compatBuilder) model(endpoint, keyEnv, model, flag string) (route.Model
 	}
 	m, err := route.NewCompatible(route.Config{Endpoint: endpoint, KeyEnv: keyEnv, Model: model, Getenv: getenv, HTTPClient: b.opts.HTTPClient})
 	if err != nil {
-		return nil, routeRefusal(flag, err)
+		return nil, routeRefusal(set, err)
 	}
 	cm, ok := m.(*route.CompatibleModel)
 	if !ok {
-		return nil, fmt.Errorf("compatible route for %s: unexpected route type %T", flag, m)
+		return nil, fmt.Errorf("compatible route for %s: unexpected route type %T", problem.Flags(set, ""), m)
 	}
 	b.bases[key] = cm
 	return cm, nil
@@ -62,9 +64,13 @@ func (b *compatBuilder) model(endpoint, keyEnv, model, flag string) (route.Model
 // routeRefusal turns a route configuration error into a refusal naming the
 // setting it came from. ConfigError text never holds the endpoint or a
 // credential, so it is safe to show.
-func routeRefusal(flag string, err error) error {
+func routeRefusal(set problem.Setting, err error) error {
+	flag := problem.Flags(set, "")
 	var ce *route.ConfigError
 	if errors.As(err, &ce) {
+		if ce.Step != nil {
+			return RefuseIn(ce.Step, func(w problem.Words) string { return w(set, "") + ": " + ce.Msg }, "")
+		}
 		next := ce.Next
 		if next == "" {
 			next = "fix " + flag + " as the message says"

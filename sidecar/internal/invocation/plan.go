@@ -14,6 +14,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/failures"
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
@@ -293,7 +294,13 @@ func checkAdHoc(input string) error {
 		return Refuse("shorten the input to at most 16 KiB, or put it in an example", "the ad-hoc input is %d bytes; the limit is %d", len(input), MaxAdHocInput)
 	}
 	if strings.TrimSpace(input) == "" {
-		return Refuse("pass the text to send with --input TEXT or --input-file PATH", "the ad-hoc input is empty")
+		return RefuseIn(func(w problem.Words) string {
+			ways := w(problem.Input, "TEXT")
+			if f := w(problem.InputFile, "PATH"); f != "" {
+				ways += " or " + f
+			}
+			return "pass the text to send with " + ways
+		}, nil, "the ad-hoc input is empty")
 	}
 	if f := secrets.Scan(input); len(f) > 0 {
 		return Refuse("remove the credential from the input; kmx never sends or journals credential-shaped text",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // Refusal is work refused before any journal file exists or any request is
@@ -23,6 +24,9 @@ type Refusal struct {
 	// NoExamples: the file has no examples to run. A command over several
 	// files reports such a file as skipped; one named file is refused.
 	NoExamples bool `json:"-"`
+	// say and step, when set, word Msg and Next for each front (RefuseIn):
+	// Msg and Next are their command line wording.
+	say, step problem.Sentence
 }
 
 // CodeSettings is the diagnostic code of an unusable kmx.yaml: the
@@ -34,10 +38,36 @@ func (r *Refusal) Error() string { return r.Msg }
 // NextStep is what to change (problem.Problem).
 func (r *Refusal) NextStep() string { return r.Next }
 
+// MessageIn is Msg in w's words (problem.Worded).
+func (r *Refusal) MessageIn(w problem.Words) string {
+	if r.say != nil {
+		return r.say(w)
+	}
+	return r.Msg
+}
+
+// NextStepIn is Next in w's words (problem.Worded).
+func (r *Refusal) NextStepIn(w problem.Words) string {
+	if r.step != nil {
+		return r.step(w)
+	}
+	return r.Next
+}
+
 // Refuse is a Refusal saying what is wrong (format, args) and what to
 // change (next).
 func Refuse(next, format string, args ...any) *Refusal {
 	return &Refusal{Msg: fmt.Sprintf(format, args...), Next: next}
+}
+
+// RefuseIn is a Refusal whose next step (and message) name settings, so
+// that each front words them (problem.Words): the command line's flags,
+// MCP's arguments. A nil msg is the plain message (format, args).
+func RefuseIn(next, msg problem.Sentence, format string, args ...any) *Refusal {
+	if msg == nil {
+		msg = problem.Plain(fmt.Sprintf(format, args...))
+	}
+	return &Refusal{Msg: msg(problem.Flags), Next: next(problem.Flags), say: msg, step: next}
 }
 
 // refuseAt is refuse with the range that causes the refusal.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 )
 
@@ -113,10 +114,10 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 		rt.AgentModel = route.NewOffline(route.Identity{Route: route.Compatible, Model: model}, "--endpoint")
 	default:
 		if opts.Endpoint != "" && opts.Model == "" && (plan.Agent.Model == nil || *plan.Agent.Model == "") {
-			return nil, Refuse(endpointModelNext,
+			return nil, RefuseIn(endpointModelNext, nil,
 				"the agent file names no model, and on an endpoint kmx sends only a model you name (never its default %s)", DefaultModel)
 		}
-		m, err := cb.model(opts.Endpoint, opts.KeyEnv, model, "--endpoint")
+		m, err := cb.model(opts.Endpoint, opts.KeyEnv, model, problem.Endpoint)
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +167,9 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 }
 
 // endpointModelNext is the next step of a model an endpoint cannot be sent.
-const endpointModelNext = "pass --model NAME with the name the endpoint serves the model under (for a local Ollama, for example --model llama3.2)"
+func endpointModelNext(w problem.Words) string {
+	return fmt.Sprintf("pass %s with the name the endpoint serves the model under (for a local Ollama, for example %s)", w(problem.Model, "NAME"), w(problem.Model, "llama3.2"))
+}
 
 // vscodeModelName is VS Code's display form of a model, "Name (vendor)",
 // as agent files name them: it names a model VS Code offers, which an
@@ -179,11 +182,13 @@ var vscodeModelName = regexp.MustCompile(`^\S.*\s\([^()\s][^()]*\)$`)
 // names (VS Code tries them in order; an endpoint serves the one you name).
 func checkEndpointModel(opts Options, a *agentfile.Agent, model string) error {
 	if opts.Model == "" && len(a.Models) > 1 {
-		return Refuse(endpointModelNext,
+		return RefuseIn(endpointModelNext, nil,
 			"the agent file lists %d models (%s), which VS Code tries in order; on an endpoint kmx sends the one model you name", len(a.Models), strings.Join(a.Models, ", "))
 	}
 	if vscodeModelName.MatchString(model) {
-		return Refuse(endpointModelNext+", or run the agent from the kmx extension in VS Code, which offers that model",
+		return RefuseIn(func(w problem.Words) string {
+			return endpointModelNext(w) + ", or run the agent from the kmx extension in VS Code, which offers that model"
+		}, nil,
 			"model %q is in VS Code's Name (vendor) form, which names a model VS Code offers, not one an endpoint serves", model)
 	}
 	return nil
@@ -195,7 +200,10 @@ func checkEndpointModel(opts Options, a *agentfile.Agent, model string) error {
 // refused), a key variable without its endpoint, and an endpoint that breaks
 // the route rules.
 func checkRouteSettings(opts Options) error {
-	for _, kv := range []struct{ flag, name string }{{"--key-env", opts.KeyEnv}, {"--judge-key-env", opts.JudgeKeyEnv}} {
+	for _, kv := range []struct {
+		flag problem.Setting
+		name string
+	}{{problem.KeyEnv, opts.KeyEnv}, {problem.JudgeKeyEnv, opts.JudgeKeyEnv}} {
 		if kv.name == "" {
 			continue
 		}
@@ -211,7 +219,10 @@ func checkRouteSettings(opts Options) error {
 		return Refuse("pass --judge-endpoint URL for the credential, or drop --judge-key-env (a judge on the agent's endpoint uses --key-env)",
 			"--judge-key-env names the credential of --judge-endpoint, but no --judge-endpoint is given")
 	}
-	for _, ep := range []struct{ flag, url, keyEnv string }{{"--endpoint", opts.Endpoint, opts.KeyEnv}, {"--judge-endpoint", opts.JudgeEndpoint, opts.JudgeKeyEnv}} {
+	for _, ep := range []struct {
+		flag        problem.Setting
+		url, keyEnv string
+	}{{problem.Endpoint, opts.Endpoint, opts.KeyEnv}, {problem.JudgeEndpoint, opts.JudgeEndpoint, opts.JudgeKeyEnv}} {
 		if ep.url == "" {
 			continue
 		}
@@ -234,9 +245,9 @@ func judgeModel(ctx context.Context, opts Options, cb *compatBuilder, eb *editor
 	}
 	switch {
 	case opts.JudgeEndpoint != "":
-		return endpointJudge(cb.model(opts.JudgeEndpoint, opts.JudgeKeyEnv, name, "--judge-endpoint"))
+		return endpointJudge(cb.model(opts.JudgeEndpoint, opts.JudgeKeyEnv, name, problem.JudgeEndpoint))
 	case opts.Endpoint != "" && agentModel != route.Fake:
-		return endpointJudge(cb.model(opts.Endpoint, opts.KeyEnv, name, "--endpoint"))
+		return endpointJudge(cb.model(opts.Endpoint, opts.KeyEnv, name, problem.Endpoint))
 	case eb != nil:
 		return eb.model(ctx, []string{name}, fmt.Sprintf("judge model %q", name))
 	case opts.Regrade:
@@ -244,8 +255,9 @@ func judgeModel(ctx context.Context, opts Options, cb *compatBuilder, eb *editor
 		// refused, naming --judge-endpoint.
 		return route.NewOffline(route.Identity{Route: route.Compatible, Model: name}, "--judge-endpoint (or --endpoint)"), nil
 	}
-	return nil, Refuse("set judgeModel: fake, or pass --judge-endpoint URL for a real judge",
-		"llmJudge needs a judge: judge model %q has no endpoint", name)
+	return nil, RefuseIn(func(w problem.Words) string {
+		return "set judgeModel: fake, or pass " + w(problem.JudgeEndpoint, "URL") + " for a real judge"
+	}, nil, "llmJudge needs a judge: judge model %q has no endpoint", name)
 }
 
 // endpointJudge refuses a judge model an endpoint route was built for when

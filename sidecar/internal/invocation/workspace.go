@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/workspace"
 )
 
@@ -47,7 +48,11 @@ func prepareWorkspaces(opts Options, req Request, plan *Plan) error {
 		}
 		if req.CheckWorkspace != nil {
 			if err := req.CheckWorkspace(filepath.Join(filepath.Dir(req.Path), filepath.FromSlash(dir))); err != nil {
-				return refuseAt(at, "keep the fixture beside the agent file inside the folders this caller may read (for kmx mcp: its roots, or start it with --root FOLDER for the folder that holds both)", "example %q: %s", ex.ID, err.Error())
+				r := RefuseIn(func(w problem.Words) string {
+					return "keep the fixture beside the agent file inside the folders this caller may read (for kmx mcp: its roots, or start it with " + w(problem.Root, "FOLDER") + " for the folder that holds both)"
+				}, nil, "example %q: %s", ex.ID, err.Error())
+				r.At = &at
+				return r
 			}
 		}
 		if _, ok := plan.workspaces.fixtures[dir]; !ok && !opts.Regrade {

@@ -79,7 +79,7 @@ func chatSummary(res *conversation.Transcript, whole bool) string {
 		}
 	}
 	if res.Unfinished > 0 {
-		fmt.Fprintf(&b, "\nturn %d has no recorded outcome: run kmx chat FILE --discard-unfinished%s to continue", res.Unfinished, conversation.Flag(res.Conversation))
+		fmt.Fprintf(&b, "\nturn %d has no recorded outcome: discard it (Discard in kmx's chat panel, or kmx chat) to continue, or use another conversation", res.Unfinished)
 	}
 	if res.Pending > 0 {
 		fmt.Fprintf(&b, "\nturn %d is running now (in another window or process): its answer is not in the history yet", res.Pending)

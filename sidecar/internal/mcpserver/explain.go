@@ -54,7 +54,7 @@ func explain(cfg Config, in ExplainArgs, real string) (*mcp.CallToolResult, *fai
 	if len(exp.Records) == 0 && len(exp.Corrupt) > 0 {
 		r := &refusal{
 			msg:  fmt.Sprintf("kmx test explain: %d record(s) retained for %s, and none can be read", len(exp.Corrupt), in.File),
-			next: "run kmx test explain --file " + in.File + " --clear to remove them, then call Test again",
+			next: "remove them (kmx test explain can clear a file's records; kmx test explain -h says how), then call Test again",
 		}
 		return errorResult(r), &exp, nil
 	}

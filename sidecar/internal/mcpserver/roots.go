@@ -99,7 +99,7 @@ func confineTo(roots []string, tool, named, path string) (string, *refusal) {
 func outsideRoots(roots []string, tool, named string) *refusal {
 	return &refusal{
 		msg:  fmt.Sprintf("kmx %s: %s is not an *.agent.md file inside this server's roots", tool, named),
-		next: "pass an *.agent.md file (or the NAME.agent.examples.yaml beside it) under " + strings.Join(roots, " or ") + ", or start kmx mcp with --root FOLDER for the folder that holds it",
+		next: "pass an *.agent.md file (or the NAME.agent.examples.yaml beside it) under " + strings.Join(roots, " or ") + ", or add the folder that holds it to the server's roots (a root the client offers, or " + words(problem.Root, "FOLDER") + ")",
 	}
 }
 

@@ -170,15 +170,19 @@ func readAgentFile(tool, path, real string) ([]byte, error) {
 	return nil, &refusal{msg: fmt.Sprintf("kmx %s: cannot read %s: %v", tool, path, err), next: next}
 }
 
-// engineRefusal turns the runner's error into a refusal with the CLI's
-// words: a invocation.Refusal keeps its Msg and Next; anything else is
-// reported as not a verdict.
+// engineRefusal turns the runner's error into a refusal in MCP's words
+// (words: arguments, not flags): an invocation.Refusal keeps its message
+// and next step; anything else is reported as not a verdict. The refused
+// report's refusal says the same.
 func engineRefusal(rep *runner.Report, err error) *refusal {
 	r, ok := invocation.AsRefusal(err)
 	if !ok {
 		return problemRefusal(err, problem.StepFor(err, "nothing was reported as passing"))
 	}
-	out := &refusal{msg: r.Msg, next: r.Next}
+	out := &refusal{msg: r.MessageIn(words), next: r.NextStepIn(words)}
+	if rep != nil && rep.Refusal != nil {
+		rep.Refusal.Message, rep.Refusal.Next = out.msg, out.next
+	}
 	path := ""
 	if rep != nil {
 		path = rep.Agent.Path
@@ -190,14 +194,13 @@ func engineRefusal(rep *runner.Report, err error) *refusal {
 }
 
 // problemRefusal is err as a refusal: its own next step when it is a
-// problem.Problem (as the CLI and the language server show it), else
-// fallback.
+// problem.Problem, in MCP's words, else fallback.
 func problemRefusal(err error, fallback string) *refusal {
-	next := problem.NextStep(err)
+	next := problem.NextStepIn(err, words)
 	if next == "" {
 		next = fallback
 	}
-	return &refusal{msg: err.Error(), next: next}
+	return &refusal{msg: problem.MessageIn(err, words), next: next}
 }
 
 // errorResult is a refusal as a tool result: isError true, the refusal's

@@ -275,7 +275,7 @@ func TestCalls(t *testing.T) {
 		{
 			name: "a real model without a startup endpoint is refused", tool: "Test",
 			args: map[string]any{"file": "pass.agent.md", "model": "gpt-5.6-terra"}, wantError: true, wantVerdict: "refused",
-			wantText: []string{"needs an OpenAI-compatible endpoint", "next: pass --endpoint URL"},
+			wantText: []string{"needs an OpenAI-compatible endpoint", "next: pass the server's startup endpoint URL", `or choose model "fake"`}, notText: []string{"--"},
 		},
 		{
 			name: "a missing file is refused", tool: "Run",

@@ -127,8 +127,8 @@ func compareTool(ctx context.Context, cfg Config, ss *mcp.ServerSession, token a
 	}
 	newProgress(ctx, ss, token, cfg.Logger).observe(&opts)
 	res, reps, err := runner.Compare(ctx, opts, invocation.Request{Path: pf.agent, Source: src, Read: pf.read, Examples: in.Examples}, c)
-	if r, ok := invocation.AsRefusal(err); ok {
-		return errorResult(&refusal{msg: r.Msg, next: r.Next}), testResult(nil), nil
+	if _, ok := invocation.AsRefusal(err); ok {
+		return errorResult(engineRefusal(nil, err)), testResult(nil), nil
 	}
 	if err != nil {
 		return errorResult(&refusal{msg: err.Error(), next: "this is not a verdict; nothing was reported as passing"}), testResult(nil), nil

@@ -77,12 +77,10 @@ var (
 // memory; every problem is a *ConfigError raised before anything is sent.
 func NewCompatible(cfg Config) (Model, error) {
 	if cfg.Model == "" {
-		return nil, configErr("model", "no model name is set for the endpoint",
-			"set model: in the agent file or pass --model with the model name the endpoint serves")
+		return nil, configErrIn("model", "no model name is set for the endpoint", noModelNext)
 	}
 	if strings.EqualFold(cfg.Model, Fake) {
-		return nil, configErr("model", "the fake model cannot be combined with an endpoint",
-			"drop --endpoint to use the fake model, or choose a model the endpoint serves")
+		return nil, configErrIn("model", "the fake model cannot be combined with an endpoint", fakeWithEndpointNext)
 	}
 	if cfg.Endpoint == "" {
 		return nil, configErr("endpoint", "a non-fake model needs an endpoint",

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // ConfigError is a compatible route kmx refused to build: an endpoint, a
@@ -18,6 +20,9 @@ type ConfigError struct {
 	Field string
 	Msg   string
 	Next  string
+	// Step, when set, is Next in each front's words (Next is its command
+	// line wording).
+	Step problem.Sentence
 }
 
 func (e *ConfigError) Error() string {
@@ -32,6 +37,21 @@ func (e *ConfigError) NextStep() string { return e.Next }
 
 func configErr(field, msg, next string) *ConfigError {
 	return &ConfigError{Field: field, Msg: msg, Next: next}
+}
+
+// configErrIn is configErr with a next step that names settings.
+func configErrIn(field, msg string, next problem.Sentence) *ConfigError {
+	return &ConfigError{Field: field, Msg: msg, Next: next(problem.Flags), Step: next}
+}
+
+// noModelNext and fakeWithEndpointNext are the next steps of a model name
+// an endpoint cannot take.
+func noModelNext(w problem.Words) string {
+	return "set model: in the agent file or pass " + w(problem.Model, "") + " with the model name the endpoint serves"
+}
+
+func fakeWithEndpointNext(w problem.Words) string {
+	return "drop " + w(problem.Endpoint, "") + " to use the fake model, or choose a model the endpoint serves"
 }
 
 // ReplyClass names the class of problem that made kmx refuse a request or a

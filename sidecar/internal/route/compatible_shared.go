@@ -14,12 +14,10 @@ import (
 // is a *ConfigError and the receiver is unchanged.
 func (c *CompatibleModel) WithModel(model string) (*CompatibleModel, error) {
 	if model == "" {
-		return nil, configErr("model", "no model name is set for the endpoint",
-			"set model: in the agent file or pass --model with the model name the endpoint serves")
+		return nil, configErrIn("model", "no model name is set for the endpoint", noModelNext)
 	}
 	if strings.EqualFold(model, Fake) {
-		return nil, configErr("model", "the fake model cannot be combined with an endpoint",
-			"drop --endpoint to use the fake model, or choose a model the endpoint serves")
+		return nil, configErrIn("model", "the fake model cannot be combined with an endpoint", fakeWithEndpointNext)
 	}
 	if c.credential != "" && secrets.ContainsValue(model, c.credential) {
 		return nil, configErr("model", "the model name contains the endpoint credential",

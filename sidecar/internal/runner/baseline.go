@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
@@ -65,7 +64,7 @@ func baselinePair(path string, src []byte, read func(string) ([]byte, error)) (a
 	case errors.Is(err, fs.ErrNotExist):
 		return path, "", nil, nil
 	case err != nil:
-		return "", "", nil, &compare.RevisionError{Msg: fmt.Sprintf("--baseline: cannot read %s: %v", sibling, problem.PathReason(err)), Next: "check the examples file beside the agent file"}
+		return "", "", nil, compare.RefuseBaseline("", problem.Plain("check the examples file beside the agent file"), ": cannot read %s: %v", sibling, problem.PathReason(err))
 	}
 	return path, sibling, b, nil
 }

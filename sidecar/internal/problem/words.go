@@ -1,0 +1,97 @@
+package problem
+
+import "errors"
+
+// Setting is one thing a person sets to invoke kmx: a model, an endpoint,
+// a selection. The engine's messages and next steps name settings through
+// Words, so that each front says them in its own terms: the command line
+// (and the language server, whose settings mirror its flags) by its flags,
+// the MCP server by its tool arguments and its startup configuration. A
+// Setting's value is the command line's flag name.
+type Setting string
+
+// The settings a message or next step may name.
+const (
+	Model         Setting = "model"
+	Endpoint      Setting = "endpoint"
+	KeyEnv        Setting = "key-env"
+	JudgeEndpoint Setting = "judge-endpoint"
+	JudgeKeyEnv   Setting = "judge-key-env"
+	Input         Setting = "input"
+	InputFile     Setting = "input-file"
+	Example       Setting = "example"
+	Trials        Setting = "trials"
+	From          Setting = "from"
+	Baseline      Setting = "baseline"
+	Concurrency   Setting = "concurrency"
+	Shard         Setting = "shard"
+	ToolBindings  Setting = "tool-bindings"
+	Conversation  Setting = "conversation"
+	// Discard and Clear are kmx chat's ways to discard a conversation's
+	// unfinished turn and to clear it.
+	Discard Setting = "discard-unfinished"
+	Clear   Setting = "clear"
+	// Root is a folder kmx mcp may read (kmx mcp --root).
+	Root Setting = "root"
+)
+
+// Words is how one front names a setting: Words(s, "") is the setting
+// itself ("--model"), Words(s, v) the setting given the value v ("--model
+// fake"). A front that has no such setting returns "", and a sentence that
+// offers it as one way among others leaves that way out.
+type Words func(s Setting, value string) string
+
+// Flags are the command line's words: the flag, then its value.
+func Flags(s Setting, value string) string {
+	if value == "" {
+		return "--" + string(s)
+	}
+	return "--" + string(s) + " " + value
+}
+
+// Sentence is a message or a next step that names settings, said in the
+// words of the front that shows it.
+type Sentence func(w Words) string
+
+// Worded is a Problem whose message and next step name settings: each
+// front words them for itself. Error and NextStep are in Flags' words.
+type Worded interface {
+	Problem
+	MessageIn(w Words) string
+	NextStepIn(w Words) string
+}
+
+// NextStepIn is NextStep(err) in w's words: the first Problem of err's
+// chain, its step worded by w when it is Worded.
+func NextStepIn(err error, w Words) string {
+	var p Problem
+	if !errors.As(err, &p) {
+		return ""
+	}
+	if wp, ok := p.(Worded); ok {
+		return wp.NextStepIn(w)
+	}
+	return p.NextStep()
+}
+
+// MessageIn is Message(err) in w's words when err is itself Worded (a
+// Worded problem inside a wrapping error keeps the wrapper's text).
+func MessageIn(err error, w Words) string {
+	if wp, ok := err.(Worded); ok {
+		return rpcStatus.ReplaceAllString(wp.MessageIn(w), "")
+	}
+	return Message(err)
+}
+
+// Say is a Worded problem: msg and next in each front's words.
+func Say(next, msg Sentence) error { return &worded{msg: msg, next: next} }
+
+type worded struct{ msg, next Sentence }
+
+func (p *worded) Error() string             { return p.msg(Flags) }
+func (p *worded) NextStep() string          { return p.next(Flags) }
+func (p *worded) MessageIn(w Words) string  { return p.msg(w) }
+func (p *worded) NextStepIn(w Words) string { return p.next(w) }
+
+// Plain is a Sentence that names no setting.
+func Plain(s string) Sentence { return func(Words) string { return s } }
