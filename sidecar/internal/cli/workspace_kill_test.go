@@ -23,7 +23,8 @@ import (
 // holds no result (so no pass), its journal still verifies, and any copy
 // left behind is private and under the state folder. Afterwards the
 // fixture is byte for byte what it was, and an uncut run reads it, not a
-// leftover copy: it passes every example with the fixture's own hash.
+// leftover copy: it passes every example with the fixture's own hash, and
+// removes every copy the killed runs left.
 func TestKilledWorkspaceRunLeavesNoPassAndNoFixture(t *testing.T) {
 	bin := kmxBinary(t)
 	h := home(t)
@@ -130,5 +131,11 @@ func TestKilledWorkspaceRunLeavesNoPassAndNoFixture(t *testing.T) {
 	out, err := kmxCmd(bin, h, "test", file).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "40 examples: 40 pass, 0 fail, 0 unknown") {
 		t.Fatalf("uncut run after the kills: %v\n%s", err, out)
+	}
+	// Its start removed the copies the killed runs left (none of them is
+	// executing), and its end its own folder: nothing is left (issue 27).
+	left, err := os.ReadDir(filepath.Join(h, "local-preview", "workspaces"))
+	if err != nil || len(left) != 0 {
+		t.Fatalf("scratch left after the uncut run: %v (%v)", left, err)
 	}
 }

@@ -262,10 +262,14 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 	// runs is not part of this run's result, the next start tries again,
 	// and kmx journal list shows what is left.
 	_, _ = journal.Retain(dir, journal.KeepRuns)
+	// Scratch copies a killed run left (it never removed them) go the
+	// same way, never an executing run's: ignored errors, for the same
+	// reasons.
+	_ = removeAbandonedScratch(root, dir)
 
 	var scratch *scratchArea
 	if plan.HasWorkspaces() && opts.FromRun == "" {
-		if scratch, err = newScratchArea(root, opts.KeepWorkspace); err != nil {
+		if scratch, err = newScratchArea(root, j.ID(), opts.KeepWorkspace); err != nil {
 			_ = j.Finish(context.WithoutCancel(ctx), journal.StatusFailed)
 			return err
 		}
@@ -290,6 +294,7 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 	l := &loop{opts: opts, plan: plan, regrade: rg, exec: top, rep: rep, scratch: scratch}
 	l.run(ctx)
 	stop()
+	scratch.close()
 	// The examples are done: what they held in flight is garbage, and the
 	// heap holds every result. Collecting it now lets the run.result record
 	// and the journal's final checkpoint reuse that memory rather than grow

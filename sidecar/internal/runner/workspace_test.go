@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/state"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
@@ -47,16 +49,30 @@ func copyDemoWorkspace(t *testing.T, edit func(string) string) invocation.Reques
 	return invocation.Request{Path: path, Source: []byte(body)}
 }
 
-// scratchLeft lists what is left in the run's scratch folder.
+// scratchLeft lists the scratch copies left under the state folder, each
+// as RUN/COPY (copies are kept per run), and anything else there by name.
 func scratchLeft(t *testing.T, home string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(home, "local-preview", scratchFolder))
+	parent := filepath.Join(home, "local-preview", scratchFolder)
+	runs, err := os.ReadDir(parent)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
+	for _, r := range runs {
+		if !r.IsDir() || !journal.ValidRunID(r.Name()) {
+			out = append(out, r.Name())
+			continue
+		}
+		copies, err := os.ReadDir(filepath.Join(parent, r.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range copies {
+			if c.Name() != keptMarker {
+				out = append(out, r.Name()+"/"+c.Name())
+			}
+		}
 	}
 	return out
 }
@@ -178,5 +194,74 @@ func TestCancelledWorkspaceExampleLeavesNoPassAndNoCopy(t *testing.T) {
 	}
 	if left := scratchLeft(t, home); len(left) != 0 {
 		t.Fatalf("scratch copies left after cancellation: %v", left)
+	}
+}
+
+// A run killed outright never removed its scratch copies: a later run's
+// start removes them (issue 27), never the copies of a run that is still
+// executing (its journal lock held), nor kept ones, nor a folder kmx did
+// not name; the later run removes its own folder when it ends.
+func TestLaterRunRemovesAKilledRunsScratchNeverAnExecutingOne(t *testing.T) {
+	ctx := context.Background()
+	home := testutil.PrivateDir(t)
+	dir, err := journalDir(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := journal.RunMeta{KmxVersion: "t", AgentID: "a", AgentRevision: "r", Command: "test"}
+	executing, err := journal.Create(ctx, dir, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer executing.Close()
+	// Closed without finishing: its lock is released, as the kernel
+	// releases a killed process's.
+	var gone [2]string
+	for i := range gone {
+		j, err := journal.Create(ctx, dir, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone[i] = j.ID()
+		j.Close()
+	}
+	killed, kept := gone[0], gone[1]
+	copyIn := func(parts ...string) {
+		t.Helper()
+		d, err := state.EnsurePrivateDir(home, append([]string{"local-preview", scratchFolder}, parts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "add.go"), []byte("package calc\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyIn(executing.ID(), "ws-executing")
+	copyIn(killed, "ws-killed")
+	copyIn(kept, "ws-kept")
+	if err := os.WriteFile(filepath.Join(home, "local-preview", scratchFolder, kept, keptMarker), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	copyIn("ws-not-a-run")
+
+	rep, err := Test(ctx, Options{Options: invocation.Options{StateDir: home}}, copyDemoWorkspace(t, nil))
+	if err != nil || rep.Verdict != VerdictPass {
+		t.Fatalf("later run: %v %+v", err, rep)
+	}
+	want := []string{executing.ID() + "/ws-executing", kept + "/ws-kept", "ws-not-a-run"}
+	slices.Sort(want)
+	if got := scratchLeft(t, home); !slices.Equal(got, want) {
+		t.Fatalf("left after a later run: %v, want %v", got, want)
+	}
+
+	// Once it is no longer executing, its copies go with the next start.
+	if err := executing.Finish(ctx, journal.StatusFinished); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Test(ctx, Options{Options: invocation.Options{StateDir: home}}, copyDemoWorkspace(t, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := scratchLeft(t, home), []string{kept + "/ws-kept", "ws-not-a-run"}; !slices.Equal(got, want) {
+		t.Fatalf("left after the executing run finished: %v, want %v", got, want)
 	}
 }
