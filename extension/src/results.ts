@@ -2,7 +2,7 @@
 // out, so the rules that matter are unit-tested without VS Code:
 // unknown is never passed, refusals carry their text, failures point at the
 // deciding assertion with expected and actual.
-import { type AssertionResult, type ExampleResult, type Range, type Report, Verdicts } from "./protocol";
+import { type AssertionResult, type ExampleResult, type Range, type Report, type TurnResult, type Usage, Verdicts } from "./protocol";
 
 export interface OutcomeMessage {
   text: string;
@@ -12,7 +12,8 @@ export interface OutcomeMessage {
   range?: Range;
 }
 
-export type OutcomeKind = "passed" | "failed" | "errored";
+/** skipped: a turn that was not run because an earlier turn did not pass. */
+export type OutcomeKind = "passed" | "failed" | "errored" | "skipped";
 
 export interface Outcome {
   id: string;
@@ -84,7 +85,107 @@ export function outcomeOf(ex: ExampleResult): Outcome {
   }
 }
 
-function decidingAssertion(ex: ExampleResult): AssertionResult | undefined {
+/**
+ * Outcomes of a multi-turn example's turns, in order, one per turn the
+ * report lists (id "turn:N"): each turn's own verdict. A turn that was not
+ * run is skipped (never passed); a pass needs its own journaled,
+ * replay-verified turn, as an example's does. Empty for a one-turn example.
+ */
+export function turnOutcomes(ex: ExampleResult): Outcome[] {
+  return (ex.turns ?? []).map((t) => turnOutcome(ex.id, t));
+}
+
+function turnOutcome(exampleId: string, t: TurnResult): Outcome {
+  const name = `${exampleId} turn ${t.turn}`;
+  const base = { id: `turn:${t.turn}`, durationMs: t.durationMs };
+  const decided = { id: name, message: t.message, assertions: t.assertions, deciding: t.deciding, decidingRange: t.decidingRange, range: t.range };
+  switch (t.verdict) {
+    case Verdicts.Pass:
+      if (!t.journaled || !t.verified) {
+        return { ...base, kind: "errored", messages: [{ text: "inconclusive: reported as pass without a replay-verified journaled turn", range: t.range }] };
+      }
+      return { ...base, kind: "passed", messages: [] };
+    case Verdicts.Fail:
+      return { ...base, kind: "failed", messages: decidingMessages(decided, "failed") };
+    case Verdicts.Unknown:
+      return { ...base, kind: "errored", messages: decidingMessages(decided, "inconclusive") };
+    case Verdicts.NotRun:
+      return { ...base, kind: "skipped", messages: [{ text: `${name}: ${t.message ?? "not run"}`, range: t.range }] };
+    case Verdicts.Refused:
+      return { ...base, kind: "errored", messages: [{ text: `refused: ${t.message ?? "kmx refused this turn"}`, range: t.range }] };
+    default:
+      return { ...base, kind: "errored", messages: [{ text: `inconclusive: kmx answered the verdict "${t.verdict}", which this extension does not know`, range: t.range }] };
+  }
+}
+
+/**
+ * Token usage as the route reported it, "98 tokens (prompt 75, completion
+ * 23)"; undefined when nothing was reported, so a route without usage
+ * shows nothing rather than "0". Turns that reported none beside ones that
+ * did make the sum a lower bound, and it says so.
+ */
+export function usageText(u: Usage | undefined): string | undefined {
+  if (u === undefined || (u.totalTokens === 0 && u.promptTokens === 0 && u.completionTokens === 0)) {
+    return undefined;
+  }
+  let text = `${u.totalTokens} tokens (prompt ${u.promptTokens}, completion ${u.completionTokens})`;
+  const missing = u.unreported ?? 0;
+  if (missing > 0) {
+    text += `; a lower bound: ${missing} turn${missing === 1 ? "" : "s"} reported no usage`;
+  }
+  return text;
+}
+
+/** "98 tokens · judge 40 tokens", the short form for a test item's description; undefined without usage. */
+export function usageMark(agent: Usage | undefined, judge?: Usage): string | undefined {
+  const parts: string[] = [];
+  if (usageText(agent) !== undefined && agent !== undefined) {
+    parts.push(`${agent.totalTokens} tokens`);
+  }
+  if (usageText(judge) !== undefined && judge !== undefined) {
+    parts.push(`judge ${judge.totalTokens} tokens`);
+  }
+  return parts.length > 0 ? parts.join(" · ") : undefined;
+}
+
+/**
+ * The Test Explorer output lines of an example's usage: the agent's and
+ * the judge's apart, and each turn's; none when no usage was reported.
+ */
+export function usageLines(ex: ExampleResult): { turn?: number; text: string }[] {
+  const out: { turn?: number; text: string }[] = [];
+  const agent = usageText(ex.usage);
+  const judge = usageText(ex.judgeUsage);
+  if (agent !== undefined || judge !== undefined) {
+    const parts = [];
+    if (agent !== undefined) {
+      parts.push(`agent ${agent}`);
+    }
+    if (judge !== undefined) {
+      parts.push(`judge ${judge}`);
+    }
+    out.push({ text: `${ex.id}: tokens: ${parts.join(" · ")}` });
+  }
+  for (const t of ex.turns ?? []) {
+    const u = usageText(t.usage);
+    if (u !== undefined) {
+      out.push({ turn: t.turn, text: `${ex.id} turn ${t.turn}: tokens: agent ${u}` });
+    }
+  }
+  return out;
+}
+
+/** What deciding messages read: an example's fields, or a turn's under its name. */
+interface Decided {
+  id: string;
+  message?: string;
+  assertions?: AssertionResult[];
+  deciding?: number;
+  decidingRange?: Range;
+  range?: Range;
+}
+
+function decidingAssertion(ex: Decided): AssertionResult | undefined {
   if (ex.deciding === undefined) {
     return undefined;
   }
@@ -94,7 +195,7 @@ function decidingAssertion(ex: ExampleResult): AssertionResult | undefined {
 // The first message sits on the deciding assertion with expected/actual (a
 // diff in the peek); the second on the example's `- id:` line, so both
 // places show why.
-function decidingMessages(ex: ExampleResult, word: "failed" | "inconclusive"): OutcomeMessage[] {
+function decidingMessages(ex: Decided, word: "failed" | "inconclusive"): OutcomeMessage[] {
   const a = decidingAssertion(ex);
   const why = ex.message ?? a?.message ?? "";
   const head = word === "inconclusive" ? "inconclusive (unknown, not a pass)" : "failed";

@@ -1,11 +1,12 @@
 // The Test Explorer: one item per agent file, a child per example (ranges
 // from the server's kmx/examples, so gutter icons sit on each `- id:` line),
-// a Run profile and a "Replay offline" profile. Code lens runs and explorer
+// under a multi-turn example a child per turn (on its `- input:` line), a
+// Run profile and a "Replay offline" profile. Code lens runs and explorer
 // runs both end in applyReport, so they update the same results.
 import * as vscode from "vscode";
 import { cellWord, columnHeader } from "./compareHtml";
-import { type CompareModelsResult, type ExampleInfo, Methods, type Range, type Report, type ReportResult } from "./protocol";
-import { flakyText, type Outcome, outcomesFor, regradeLine, summaryLine, toolLines } from "./results";
+import { type CompareModelsResult, type ExampleInfo, type ExampleResult, Methods, type Range, type Report, type ReportResult } from "./protocol";
+import { flakyText, type Outcome, outcomesFor, regradeLine, summaryLine, toolLines, turnOutcomes, usageLines, usageMark } from "./results";
 import type { Sidecar } from "./sidecar";
 
 export function toRange(r: Range): vscode.Range {
@@ -13,6 +14,8 @@ export function toRange(r: Range): vscode.Range {
 }
 
 const exampleSep = "::";
+/** A turn item's ID is its example item's ID, this, and the turn number (the journal names turns ID/turn:N). */
+const turnSep = "/turn:";
 
 /** What the "Compare models…" profile needs from the commands: the models to compare, and the grid's panel. */
 export interface CompareUI {
@@ -32,6 +35,10 @@ export class KmxTests implements vscode.Disposable {
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   /** "flaky 3/5" per example item ID, from the newest run of that item that was flaky. */
   private readonly flaky = new Map<string, string>();
+  /** "98 tokens" per example or turn item ID, from the newest run of it that reported usage. */
+  private readonly usage = new Map<string, string>();
+  /** What each example or turn item's description says before its usage. */
+  private readonly bases = new Map<string, string>();
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -208,10 +215,36 @@ export class KmxTests implements vscode.Disposable {
       child.range = toRange(ex.range);
       // The newest run's flaky mark outlives a refresh (one may land just
       // after the run, e.g. when the item is expanded).
-      child.description = this.flaky.get(id) ?? (ex.assertions ?? []).map((a) => a.type).join(", ");
+      const asserts = ex.turns !== undefined ? `${ex.turns.length} turns` : (ex.assertions ?? []).map((a) => a.type).join(", ");
+      child.description = this.describe(id, this.flaky.get(id) ?? asserts);
+      // A multi-turn example: a child per turn, each with its own result.
+      const turns: vscode.TestItem[] = [];
+      for (const t of ex.turns ?? []) {
+        const tid = `${id}${turnSep}${t.turn}`;
+        const old = child.children.get(tid);
+        const turn = old !== undefined && old.label === t.label && old.uri?.toString() === at.toString() ? old : this.controller.createTestItem(tid, t.label, at);
+        turn.range = toRange(t.range);
+        turn.description = this.describe(tid, (t.assertions ?? []).map((a) => a.type).join(", "));
+        turns.push(turn);
+      }
+      child.children.replace(turns);
       children.push(child);
     }
     item.children.replace(children);
+  }
+
+  /**
+   * An item's description: what it asserts (or its flaky mark), then the
+   * newest run's token usage. base replaces what the item says before the
+   * usage; without it the last one given stays.
+   */
+  private describe(id: string, base?: string): string {
+    if (base !== undefined) {
+      this.bases.set(id, base);
+    }
+    const b = this.bases.get(id) ?? "";
+    const u = this.usage.get(id);
+    return u === undefined ? b : b === "" ? u : `${b} · ${u}`;
   }
 
   exampleItem(of: vscode.Uri, exampleId: string): vscode.TestItem | undefined {
@@ -253,12 +286,14 @@ export class KmxTests implements vscode.Disposable {
   private byFile(include: readonly vscode.TestItem[], exclude: readonly vscode.TestItem[]): { file: vscode.TestItem; uri: vscode.Uri; chosen: vscode.TestItem[]; whole: boolean }[] {
     const byFile = new Map<string, { file: vscode.TestItem; examples: vscode.TestItem[] | undefined }>();
     const excluded = new Set(exclude.map((i) => i.id));
-    for (const item of include) {
+    for (const picked of include) {
+      // A turn runs as its whole example: the script is one conversation.
+      const item = picked.parent?.parent !== undefined ? picked.parent : picked;
       const file = item.parent ?? item;
       const entry = byFile.get(file.id) ?? { file, examples: [] };
       if (item.parent === undefined) {
         entry.examples = undefined;
-      } else if (entry.examples !== undefined) {
+      } else if (entry.examples !== undefined && !entry.examples.includes(item)) {
         entry.examples.push(item);
       }
       byFile.set(file.id, entry);
@@ -291,6 +326,7 @@ export class KmxTests implements vscode.Disposable {
       const ids = chosen.map((c) => c.label);
       for (const c of chosen) {
         run.started(c);
+        c.children.forEach((t) => run.started(t));
       }
       let res: ReportResult;
       try {
@@ -309,6 +345,7 @@ export class KmxTests implements vscode.Disposable {
         const text = token.isCancellationRequested ? "inconclusive: cancelled" : `inconclusive: kmx could not test this file: ${errorText(err)}`;
         for (const c of chosen) {
           run.errored(c, new vscode.TestMessage(text));
+          c.children.forEach((t) => run.errored(t, new vscode.TestMessage(text)));
         }
         continue;
       }
@@ -406,11 +443,25 @@ export class KmxTests implements vscode.Disposable {
       const o = outcomes[n];
       if (o !== undefined) {
         applyOutcome(run, item, o);
+        const ex = report?.examples?.find((e) => e.id === item.label && e.adHoc !== true);
+        // Each turn's own verdict on its child; a turn the report does
+        // not list (the file changed since) is left as it was, and a turn
+        // item of an example that did not run as a script is skipped.
+        const byTurn = new Map((ex !== undefined ? turnOutcomes(ex) : []).map((t) => [`${item.id}${turnSep}${t.id.slice("turn:".length)}`, t]));
+        item.children.forEach((t) => {
+          const to = byTurn.get(t.id);
+          if (to !== undefined) {
+            applyOutcome(run, t, to);
+          } else {
+            run.skipped(t);
+          }
+        });
+        this.noteUsage(run, item, ex);
         // "flaky 3/5" until a later run of the item says otherwise.
         const flaky = flakyText(report?.examples?.find((e) => e.id === item.label));
         if (flaky !== undefined) {
           this.flaky.set(item.id, flaky);
-          item.description = flaky;
+          item.description = this.describe(item.id, flaky);
         } else if (this.flaky.delete(item.id)) {
           void this.refresh(item.uri ?? file.uri ?? vscode.Uri.parse(res.uri));
         }
@@ -434,6 +485,35 @@ export class KmxTests implements vscode.Disposable {
       this.settingsRevisions.set(file.id, report.agent.settingsRevision ?? "");
     }
     this.reportEmitter.fire(res);
+  }
+
+  /**
+   * Shows an example's token usage, and each turn's, as the route reported
+   * it: a line of the run's output attached to the item (its output in
+   * the Test Results view), and "98 tokens" in the item's description
+   * until a later run says otherwise. Nothing when no usage was reported:
+   * absent, never "0 tokens".
+   */
+  private noteUsage(run: vscode.TestRun, item: vscode.TestItem, ex: ExampleResult | undefined): void {
+    const marks = new Map<string, string | undefined>([[item.id, usageMark(ex?.usage, ex?.judgeUsage)]]);
+    for (const t of ex?.turns ?? []) {
+      marks.set(`${item.id}${turnSep}${t.turn}`, usageMark(t.usage));
+    }
+    for (const line of ex !== undefined ? usageLines(ex) : []) {
+      const target = line.turn !== undefined ? (item.children.get(`${item.id}${turnSep}${line.turn}`) ?? item) : item;
+      run.appendOutput(`${line.text}\r\n`, undefined, target);
+    }
+    const items = [item];
+    item.children.forEach((t) => items.push(t));
+    for (const it of items) {
+      const mark = marks.get(it.id);
+      if (mark !== undefined) {
+        this.usage.set(it.id, mark);
+      } else {
+        this.usage.delete(it.id);
+      }
+      it.description = this.describe(it.id);
+    }
   }
 
   /**
@@ -513,6 +593,14 @@ function applyOutcome(run: vscode.TestRun, item: vscode.TestItem, o: Outcome): v
       break;
     case "errored":
       run.errored(item, messages, o.durationMs);
+      break;
+    case "skipped":
+      // Not run (a turn after one that did not pass): skipped, with the
+      // reason in the item's output since a skip carries no message.
+      run.skipped(item);
+      for (const m of o.messages) {
+        run.appendOutput(`${m.text}\r\n`, undefined, item);
+      }
       break;
   }
 }

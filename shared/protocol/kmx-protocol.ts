@@ -93,6 +93,8 @@ export const Verdicts = {
   Refused: "refused",
   /** an ad-hoc Run input that was answered: nothing to check */
   Answered: "answered",
+  /** a turn of a multi-turn example not sent because an earlier turn did not pass: never a pass */
+  NotRun: "not run",
 } as const;
 export type Verdict = (typeof Verdicts)[keyof typeof Verdicts];
 
@@ -188,6 +190,7 @@ export interface ExampleInfo {
   range: Range;
   fullRange: Range;
   assertions: AssertionSummary[] | null;
+  turns?: TurnInfo[];
 }
 
 /** Go: lsp.AssertionSummary */
@@ -196,6 +199,14 @@ export interface AssertionSummary {
   type: string;
   summary: string;
   range: Range;
+}
+
+/** Go: lsp.TurnInfo */
+export interface TurnInfo {
+  turn: number;
+  label: string;
+  range: Range;
+  assertions: AssertionSummary[] | null;
 }
 
 /** Go: lsp.ToolSettings */

@@ -549,6 +549,9 @@ step("a tool-declaring file: the lens shows kmx.yaml's state, Run answers Disabl
 // Trials, re-grade and compare, on a local endpoint of their own.
 require("./trials.e2e.cjs")({ step, palette, shot, page: () => page, setMachineSetting });
 
+// Multi-turn examples and fixture workspaces in the Test Explorer.
+require("./turns.e2e.cjs")({ step, palette, shot, page: () => page });
+
 // kmx.sidecarPath is machine-scoped, so it is read from the Machine settings.
 function setMachineSetting(key, value) {
   const settings = JSON.parse(fs.readFileSync(machineSettings, "utf8"));

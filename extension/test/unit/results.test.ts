@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ExampleResult, Range, Report } from "../../src/protocol";
-import { flakyText, outcomeOf, outcomesFor, runVerdictText, summaryLine, toolLines } from "../../src/results";
+import { flakyText, outcomeOf, outcomesFor, runVerdictText, summaryLine, toolLines, turnOutcomes, usageLines, usageMark, usageText } from "../../src/results";
 
 function rng(line: number): Range {
   return { start: { offset: 0, line, character: 0 }, end: { offset: 0, line, character: 9 } };
@@ -167,5 +167,101 @@ describe("flakyText", () => {
     assert.equal(flakyText(ex({ trials: { n: 5, pass: 5, fail: 0, unknown: 0, judgeSplits: 0, flaky: false } })), undefined);
     assert.equal(flakyText(ex({})), undefined);
     assert.equal(flakyText(undefined), undefined);
+  });
+});
+
+describe("turnOutcomes", () => {
+  // The sidecar's report of a 3-turn example whose second turn failed.
+  const script = ex({
+    id: "script",
+    verdict: "fail",
+    message: "turn 2 of 3: 1 of 2 assertions failed (#2); 1 later turn(s) not run",
+    usage: { promptTokens: 75, completionTokens: 23, totalTokens: 98 },
+    turns: [
+      { turn: 1, verdict: "pass", journaled: true, verified: true, durationMs: 4, range: rng(12), usage: { promptTokens: 27, completionTokens: 17, totalTokens: 44 } },
+      {
+        turn: 2,
+        verdict: "fail",
+        message: "1 of 2 assertions failed (#2)",
+        journaled: true,
+        verified: true,
+        range: rng(15),
+        deciding: 1,
+        decidingRange: rng(18),
+        assertions: [
+          { index: 0, type: "contains", outcome: "pass", expected: "Turn 2:", message: "the answer contains the expected text" },
+          { index: 1, type: "contains", outcome: "fail", expected: "never said", actual: "Turn 2: Second message", message: "the answer does not contain the expected text" },
+        ],
+      },
+      { turn: 3, verdict: "not run", message: "not run: turn 2 did not pass", journaled: false, verified: false, range: rng(19) },
+    ],
+  });
+  it("gives each turn its own verdict: passed, failed with its assertion's diff, not run as skipped", () => {
+    const got = turnOutcomes(script);
+    assert.deepEqual(
+      got.map((o) => [o.id, o.kind]),
+      [
+        ["turn:1", "passed"],
+        ["turn:2", "failed"],
+        ["turn:3", "skipped"],
+      ],
+    );
+    const fail = got[1]?.messages[0];
+    assert.equal(fail?.text, "failed: assertion 2 (contains) fail: the answer does not contain the expected text");
+    assert.equal(fail?.expected, "never said");
+    assert.equal(fail?.actual, "Turn 2: Second message");
+    assert.equal(fail?.range?.start.line, 18);
+    assert.match(got[1]?.messages[1]?.text ?? "", /^script turn 2: failed: 1 of 2 assertions failed/);
+    assert.equal(got[2]?.messages[0]?.text, "script turn 3: not run: turn 2 did not pass");
+    // The example itself is the whole script's verdict.
+    assert.equal(outcomeOf(script).kind, "failed");
+  });
+  it("never passes a turn that was not journaled and replay-verified, nor an unknown one", () => {
+    const got = turnOutcomes(
+      ex({
+        turns: [
+          { turn: 1, verdict: "pass", journaled: true, verified: false },
+          { turn: 2, verdict: "unknown", message: "the route reported no usage", journaled: true, verified: true },
+          { turn: 3, verdict: "maybe", journaled: true, verified: true },
+        ],
+      }),
+    );
+    assert.deepEqual(
+      got.map((o) => o.kind),
+      ["errored", "errored", "errored"],
+    );
+    assert.match(got[1]?.messages[0]?.text ?? "", /inconclusive \(unknown, not a pass\)/);
+  });
+  it("is empty for a one-turn example", () => {
+    assert.deepEqual(turnOutcomes(ex({})), []);
+  });
+});
+
+describe("usage", () => {
+  it("shows the tokens the route reported, the judge's apart, and each turn's", () => {
+    const e = ex({
+      id: "script",
+      usage: { promptTokens: 75, completionTokens: 23, totalTokens: 98 },
+      judgeUsage: { promptTokens: 30, completionTokens: 10, totalTokens: 40 },
+      turns: [
+        { turn: 1, verdict: "pass", journaled: true, verified: true, usage: { promptTokens: 27, completionTokens: 17, totalTokens: 44 } },
+        { turn: 2, verdict: "not run", journaled: false, verified: false },
+      ],
+    });
+    assert.deepEqual(usageLines(e), [
+      { text: "script: tokens: agent 98 tokens (prompt 75, completion 23) · judge 40 tokens (prompt 30, completion 10)" },
+      { turn: 1, text: "script turn 1: tokens: agent 44 tokens (prompt 27, completion 17)" },
+    ]);
+    assert.equal(usageMark(e.usage, e.judgeUsage), "98 tokens · judge 40 tokens");
+  });
+  it("is absent, never 0, when the route reported no usage", () => {
+    const none = ex({ usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, unreported: 1 } });
+    assert.equal(usageText(none.usage), undefined);
+    assert.equal(usageText(undefined), undefined);
+    assert.equal(usageMark(none.usage, undefined), undefined);
+    assert.deepEqual(usageLines(none), []);
+  });
+  it("says a sum is a lower bound when some turns reported none", () => {
+    assert.equal(usageText({ promptTokens: 10, completionTokens: 2, totalTokens: 12, unreported: 1 }), "12 tokens (prompt 10, completion 2); a lower bound: 1 turn reported no usage");
   });
 });

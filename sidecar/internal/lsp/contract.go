@@ -246,7 +246,27 @@ type ExampleInfo struct {
 	Range      agentfile.Range    `json:"range"`
 	FullRange  agentfile.Range    `json:"fullRange"`
 	Assertions []AssertionSummary `json:"assertions"`
+	// Turns are a multi-turn example's turns (`turns:`), in order: the
+	// Test Explorer shows one child per turn under the example. Absent for
+	// a one-turn example.
+	Turns []TurnInfo `json:"turns,omitempty"`
 }
+
+// TurnInfo is one turn of a multi-turn example.
+type TurnInfo struct {
+	// Turn counts from 1, as the report's turns do.
+	Turn int `json:"turn"`
+	// Label is "turn N: " and the first words of the turn's input (at most
+	// TurnLabelRunes runes of it, on one line): the author's own text from
+	// the buffer, where the parser already refuses credential shapes.
+	Label string `json:"label"`
+	// Range is the turn's "- input:" line.
+	Range      agentfile.Range    `json:"range"`
+	Assertions []AssertionSummary `json:"assertions"`
+}
+
+// TurnLabelRunes bounds how much of a turn's input its label quotes.
+const TurnLabelRunes = 40
 
 // AssertionSummary describes one assertion in one line.
 type AssertionSummary struct {

@@ -48,12 +48,39 @@ func (s *Server) examples(_ context.Context, p DocumentParams) (*ExamplesResult,
 	}
 	for _, ex := range a.Examples {
 		info := ExampleInfo{ID: ex.ID, Range: ex.Range, FullRange: ex.FullRange, Assertions: []AssertionSummary{}}
-		for _, as := range ex.Assertions {
-			info.Assertions = append(info.Assertions, AssertionSummary{Index: as.Index, Type: string(as.Type), Summary: summarize(as), Range: as.Range})
+		info.Assertions = summaries(ex.Assertions)
+		for i, t := range ex.Turns {
+			info.Turns = append(info.Turns, TurnInfo{Turn: i + 1, Label: turnLabel(i+1, t.Input), Range: t.Range, Assertions: summaries(t.Assertions)})
 		}
 		out.Examples = append(out.Examples, info)
 	}
 	return out, nil
+}
+
+func summaries(as []agentfile.Assertion) []AssertionSummary {
+	out := []AssertionSummary{}
+	for _, a := range as {
+		out = append(out, AssertionSummary{Index: a.Index, Type: string(a.Type), Summary: summarize(a), Range: a.Range})
+	}
+	return out
+}
+
+// turnLabel is a turn's Test Explorer label: "turn 2: " and the first
+// words of its input, whitespace folded to single spaces, cut at a word
+// boundary when it can be.
+func turnLabel(n int, input string) string {
+	words := strings.Join(strings.Fields(input), " ")
+	if r := []rune(words); len(r) > TurnLabelRunes {
+		head := string(r[:TurnLabelRunes-1])
+		if i := strings.LastIndexByte(head, ' '); i > TurnLabelRunes/2 {
+			head = head[:i]
+		}
+		words = head + "…"
+	}
+	if words == "" {
+		return fmt.Sprintf("turn %d", n)
+	}
+	return fmt.Sprintf("turn %d: %s", n, words)
 }
 
 // summarize describes an assertion in one short line. Operands are the

@@ -58,6 +58,7 @@ func KMX() Spec {
 				{Name: "Unknown", Value: runner.VerdictUnknown},
 				{Name: "Refused", Value: runner.VerdictRefused},
 				{Name: "Answered", Value: runner.VerdictAnswered, Doc: "an ad-hoc Run input that was answered: nothing to check"},
+				{Name: "NotRun", Value: runner.VerdictNotRun, Doc: "a turn of a multi-turn example not sent because an earlier turn did not pass: never a pass"},
 			}},
 			{Name: "RouteSources", Union: "RouteSource", Doc: "route of an identity (route.agent.route, route.judge.route): where answers came from.", Entries: []Const{
 				{Name: "Fake", Value: route.Fake},
