@@ -12,7 +12,13 @@
 #
 # Times are wall seconds and CPU (user+sys) seconds from /usr/bin/time; read
 # `uptime` with them: under load the wall figures mostly measure waiting.
-# Usage: scripts/bench-compare.sh   (PAIRS=5 N=2000 WAZA=/path/to/waza)
+#
+# BEFORE=REV also builds kmx at git revision REV (from `git archive`, in a
+# temporary folder) and runs every kmx measure with both binaries in each
+# pair, in alternating order, each on a state folder of its own; it then
+# prints each measure's medians before and now and the median over pairs
+# of now/before (wall, CPU, peak RSS): below 1 is better now.
+# Usage: scripts/bench-compare.sh   (PAIRS=5 N=2000 WAZA=/path/to/waza BEFORE=REV)
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 PAIRS=${PAIRS:-5}
@@ -27,6 +33,12 @@ CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/kmx" ./sidecar/cmd/k
 go build -o "$work/floor" ./sidecar/internal/runner/testdata/floor
 mkdir -m 700 "$work/home"
 export KMX_HOME="$work/home"
+if [ -n "${BEFORE:-}" ]; then
+  mkdir -m 700 "$work/before" "$work/home-before"
+  git archive "$BEFORE" | tar -x -C "$work/before"
+  (cd "$work/before" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/kmx-before" ./sidecar/cmd/kmx)
+  echo "before: $(git rev-parse --short "$BEFORE"); now: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- sidecar || echo ' (with uncommitted changes)')"
+fi
 
 gen() { # gen N MODEL FILE: N examples, three text assertions each
   awk -v n="$1" -v m="$2" 'BEGIN {
@@ -45,6 +57,14 @@ timed() { # timed LABEL CMD...: append "seconds maxrss_kb cpu_seconds" to $work/
   shift
   /usr/bin/time -f "%e %M %U %S" -o "$work/t" "$@" > /dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
   awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}' "$work/t" >> "$work/$label.times"
+}
+both() { # both LABEL ARGS...: kmx ARGS timed as LABEL and, with BEFORE, the
+  # before build as LABEL-before, first or second by the pair's parity
+  local label=$1
+  shift
+  if [ -n "${BEFORE:-}" ] && [ $((p % 2)) = 0 ]; then timed "$label-before" env KMX_HOME="$work/home-before" "$work/kmx-before" "$@"; fi
+  timed "$label" "$work/kmx" "$@"
+  if [ -n "${BEFORE:-}" ] && [ $((p % 2)) = 1 ]; then timed "$label-before" env KMX_HOME="$work/home-before" "$work/kmx-before" "$@"; fi
 }
 median() { sort -n | awk '{a[NR]=$1} END { if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 report() { # report LABEL
@@ -82,14 +102,14 @@ fi
 
 uptime
 for p in $(seq "$PAIRS"); do
-  timed fake "$work/kmx" test "$work/fake.agent.md"
+  both fake test "$work/fake.agent.md"
   [ -z "${WAZA:-}" ] || (cd "$work/waza" && timed waza "$WAZA" run eval.yaml -o "$work/waza/out.json")
-  timed endpoint "$work/kmx" test "$work/ep.agent.md" --endpoint "$fast" --concurrency 1
+  both endpoint test "$work/ep.agent.md" --endpoint "$fast" --concurrency 1
   rm -f "$work"/floor.db*
   timed floor "$work/floor" -endpoint "$fast" -n "$N" -db "$work/floor.db"
-  timed slow-default "$work/kmx" test "$work/slow.agent.md" --endpoint "$slow"
-  timed slow-c8 "$work/kmx" test "$work/slow.agent.md" --endpoint "$slow" --concurrency 8
-  timed rss-c8 "$work/kmx" test "$work/fake.agent.md" --concurrency 8
+  both slow-default test "$work/slow.agent.md" --endpoint "$slow"
+  both slow-c8 test "$work/slow.agent.md" --endpoint "$slow" --concurrency 8
+  both rss-c8 test "$work/fake.agent.md" --concurrency 8
 done
 uptime
 report fake
@@ -101,4 +121,11 @@ report slow-c8
 report rss-c8
 printf "endpoint/floor ratio, median of pairs: wall %.2f, CPU %.2f\n" "$(ratio endpoint floor 1)" "$(ratio endpoint floor 3)"
 [ -z "${WAZA:-}" ] || printf "fake/waza ratio, median of pairs: wall %.2f, CPU %.2f\n" "$(ratio fake waza 1)" "$(ratio fake waza 3)"
+if [ -n "${BEFORE:-}" ]; then
+  echo "before ($BEFORE) against now, medians of $PAIRS pairs:"
+  for m in fake endpoint slow-default slow-c8 rss-c8; do
+    report "$m-before"
+    printf "  %-32s now/before: wall %.2f, CPU %.2f, peak RSS %.2f\n" "$m" "$(ratio "$m" "$m-before" 1)" "$(ratio "$m" "$m-before" 3)" "$(ratio "$m" "$m-before" 2)"
+  done
+fi
 ls -l "$work/home/local-preview/journals/" | awk -v n="$N" '/\.db$/ && $5 > 100000 {print "journal bytes per example (last N-example run): " $5/n; exit}'

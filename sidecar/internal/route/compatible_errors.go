@@ -22,7 +22,7 @@ type ConfigError struct {
 	Next  string
 	// Step, when set, is Next in each front's words (Next is its command
 	// line wording).
-	Step problem.Sentence
+	Step problem.Sentence `json:"-"`
 }
 
 func (e *ConfigError) Error() string {
