@@ -632,6 +632,9 @@ export interface Inspection {
   summary: InspectSummary;
   reasoningShown: boolean;
   turns: InspectedTurn[] | null;
+  examples?: InspectedExample[];
+  usage?: InspectedUsage;
+  comparison?: ResultComparison;
 }
 
 /** Go: readback.InspectedRun */
@@ -671,6 +674,14 @@ export interface InspectedTurn {
   tools?: InspectedTool[];
   toolCalls?: InspectedToolCall[];
   judgeSamples?: JudgeSample[];
+  exampleId?: string;
+  scriptTurn?: number;
+  verdict?: string;
+  verdictMessage?: string;
+  durationMs?: number;
+  usage?: TokenUsage;
+  judgeUsage?: TokenUsage;
+  workspace?: InspectedWorkspace;
 }
 
 /** Go: journal.ModelIdentity */
@@ -713,6 +724,69 @@ export interface JudgeSample {
   reply: string;
   score?: number;
   reasoning?: string;
+  usage?: TokenUsage;
+}
+
+/** Go: readback.TokenUsage */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  unreported?: number;
+}
+
+/** Go: readback.InspectedWorkspace */
+export interface InspectedWorkspace {
+  fixture: string;
+  hash?: string;
+  outcome: boolean;
+  changes: InspectedFileChange[] | null;
+}
+
+/** Go: readback.InspectedFileChange */
+export interface InspectedFileChange {
+  path: string;
+  kind: string;
+  diff?: string;
+  hashOnly?: boolean;
+  note?: string;
+  size: number;
+  hash?: string;
+  beforeSize?: number;
+  beforeHash?: string;
+}
+
+/** Go: readback.InspectedExample */
+export interface InspectedExample {
+  id: string;
+  trial?: number;
+  verdict?: string;
+  message?: string;
+  multiTurn?: boolean;
+  turns: number[] | null;
+  notRun?: InspectedNotRun[];
+  usage?: TokenUsage;
+  judgeUsage?: TokenUsage;
+}
+
+/** Go: readback.InspectedNotRun */
+export interface InspectedNotRun {
+  turn: number;
+  verdict: string;
+  message?: string;
+}
+
+/** Go: readback.InspectedUsage */
+export interface InspectedUsage {
+  agent?: TokenUsage;
+  judge?: TokenUsage;
+}
+
+/** Go: journal.ResultComparison */
+export interface ResultComparison {
+  id: string;
+  column: number;
+  columns: number;
 }
 
 /** Go: lsp.CompareModelsParams */

@@ -8,10 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
@@ -19,6 +23,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 	"github.com/kmxdev/kmx/sidecar/internal/state"
+	"github.com/kmxdev/kmx/sidecar/internal/workspace"
 )
 
 // InspectSchema versions the JSON of an Inspection (kmx journal inspect
@@ -63,6 +68,85 @@ type Inspection struct {
 	// withheld unless asked for (ShowReasoning).
 	ReasoningShown bool            `json:"reasoningShown"`
 	Turns          []InspectedTurn `json:"turns"`
+	// Examples groups the agent turns by example (a multi-turn example's
+	// turns together, each trial apart), with the verdicts the run
+	// recorded and the usage summed over the turns; absent when no turn
+	// belongs to an example (an ad-hoc input).
+	Examples []InspectedExample `json:"examples,omitempty"`
+	// Usage is the run's token usage over its agent turns and, apart, its
+	// judge samples; absent when nothing was replayed.
+	Usage *InspectedUsage `json:"usage,omitempty"`
+	// Comparison is set when the run is a column of a comparison (kmx test
+	// --model A --model B, or --baseline): kmx/diffRuns with comparison
+	// reads the whole comparison back.
+	Comparison *journal.ResultComparison `json:"comparison,omitempty"`
+}
+
+// InspectedUsage is token usage kept apart by purpose.
+type InspectedUsage struct {
+	Agent *TokenUsage `json:"agent,omitempty"`
+	Judge *TokenUsage `json:"judge,omitempty"`
+}
+
+// TokenUsage is token usage as the routes reported it, summed over model
+// sends. Unreported counts the turns (or judge samples) summed here whose
+// route reported none: their tokens are in no sum, so a total with
+// Unreported > 0 is a lower bound, and one with only Unreported is "not
+// reported", never 0.
+type TokenUsage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
+	Unreported       int `json:"unreported,omitempty"`
+}
+
+// addUsage sums u (nil: one turn that reported none) into *sum,
+// allocating it on first use.
+func addUsage(sum **TokenUsage, u *TokenUsage) {
+	if *sum == nil {
+		*sum = &TokenUsage{}
+	}
+	s := *sum
+	if u == nil {
+		s.Unreported++
+		return
+	}
+	s.PromptTokens += u.PromptTokens
+	s.CompletionTokens += u.CompletionTokens
+	s.TotalTokens += u.TotalTokens
+	s.Unreported += u.Unreported
+}
+
+// InspectedExample is one example of the run (one per trial): its agent
+// turns in script order and what the run recorded of it.
+type InspectedExample struct {
+	ID string `json:"id"`
+	// Trial numbers the example's trial when the run ran it more than once.
+	Trial int `json:"trial,omitempty"`
+	// Verdict and Message are what the run's result recorded (a Test writes
+	// one; "" when the run recorded none): not re-evaluated.
+	Verdict string `json:"verdict,omitempty"`
+	Message string `json:"message,omitempty"`
+	// MultiTurn says the example was written with turns:.
+	MultiTurn bool `json:"multiTurn,omitempty"`
+	// Turns are the example's agent turns, as indexes into the
+	// inspection's Turns, in script order.
+	Turns []int `json:"turns"`
+	// NotRun lists a multi-turn example's turns that were never sent (a
+	// turn before them failed or was unknown), by number, with the
+	// verdict the run recorded for them.
+	NotRun []InspectedNotRun `json:"notRun,omitempty"`
+	// Usage sums the agent's usage over the example's turns, JudgeUsage its
+	// judge samples'; absent when it has none.
+	Usage      *TokenUsage `json:"usage,omitempty"`
+	JudgeUsage *TokenUsage `json:"judgeUsage,omitempty"`
+}
+
+// InspectedNotRun is a multi-turn example's turn that was never sent.
+type InspectedNotRun struct {
+	Turn    int    `json:"turn"`
+	Verdict string `json:"verdict"`
+	Message string `json:"message,omitempty"`
 }
 
 // InspectedRun is the run's identity from the journal's meta.
@@ -117,6 +201,58 @@ type InspectedTurn struct {
 	// incomplete: State says so).
 	ToolCalls    []InspectedToolCall `json:"toolCalls,omitempty"`
 	JudgeSamples []JudgeSample       `json:"judgeSamples,omitempty"`
+	// ExampleID is the example the turn belongs to (Example without a
+	// multi-turn example's "/turn:N"); ScriptTurn is N, the turn's place
+	// in its example's script (0: a one-turn example).
+	ExampleID  string `json:"exampleId,omitempty"`
+	ScriptTurn int    `json:"scriptTurn,omitempty"`
+	// Verdict and VerdictMessage are what the run's result recorded for
+	// this turn (a multi-turn example's turn) or its example; "" when it
+	// recorded none. Not re-evaluated.
+	Verdict        string `json:"verdict,omitempty"`
+	VerdictMessage string `json:"verdictMessage,omitempty"`
+	// DurationMs is a verified turn's journaled duration (absent when none
+	// was journaled).
+	DurationMs *float64 `json:"durationMs,omitempty"`
+	// Usage is a verified turn's token usage over its model sends, as the
+	// route reported it; absent when the route reported none (never 0).
+	// JudgeUsage sums its judge samples' (absent without samples).
+	Usage      *TokenUsage `json:"usage,omitempty"`
+	JudgeUsage *TokenUsage `json:"judgeUsage,omitempty"`
+	// Workspace is a kmx-workspace-tools-v1 turn's fixture and what the
+	// journal holds of the files it changed.
+	Workspace *InspectedWorkspace `json:"workspace,omitempty"`
+}
+
+// InspectedWorkspace is a workspace turn's fixture and, for a verified
+// turn, its journaled outcome: each changed file as a diff of the
+// fixture's bytes against the final ones, read from the journal alone
+// (no fixture, no scratch copy).
+type InspectedWorkspace struct {
+	Fixture string `json:"fixture"`
+	Hash    string `json:"hash,omitempty"`
+	// Outcome says whether the journal holds the turn's outcome (only a
+	// verified turn's is shown); Changes is empty when nothing changed.
+	Outcome bool                  `json:"outcome"`
+	Changes []InspectedFileChange `json:"changes"`
+}
+
+// InspectedFileChange is one file the turn added, modified or deleted.
+type InspectedFileChange struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	// Diff is the unified diff's hunks (workspace.Diff without its ---/+++
+	// header), fixture before, final after; absent when Note says why not.
+	Diff string `json:"diff,omitempty"`
+	// HashOnly: a side was over the journal's bound, so it is kept by its
+	// hash only and cannot be diffed.
+	HashOnly bool `json:"hashOnly,omitempty"`
+	// Note says, in fixed text, why there is no diff.
+	Note       string `json:"note,omitempty"`
+	Size       int64  `json:"size"`
+	Hash       string `json:"hash,omitempty"`
+	BeforeSize int64  `json:"beforeSize,omitempty"`
+	BeforeHash string `json:"beforeHash,omitempty"`
 }
 
 // InspectedTool is one offered tool of a tool turn.
@@ -167,6 +303,9 @@ type JudgeSample struct {
 	Score *int   `json:"score,omitempty"`
 	// Reasoning is the judge's reasoning, only when ReasoningShown.
 	Reasoning *string `json:"reasoning,omitempty"`
+	// Usage is the sample's token usage as the judge's route reported it;
+	// absent when it reported none.
+	Usage *TokenUsage `json:"usage,omitempty"`
 }
 
 // HideReasoning withholds every judge sample's reasoning (the default
@@ -270,14 +409,22 @@ func inspectWith(ctx context.Context, dir, runID string, keep func([]journal.Rec
 		i, ok := agentAt[s.placed.ExampleID]
 		for _, vt := range s.verified {
 			if ok {
-				in.Turns[i].JudgeSamples = append(in.Turns[i].JudgeSamples, s.sample(vt))
+				js := s.sample(vt)
+				in.Turns[i].JudgeSamples = append(in.Turns[i].JudgeSamples, js)
 				in.Summary.JudgeSamples++
+				if js.State == TurnVerified {
+					addUsage(&in.Turns[i].JudgeUsage, js.Usage)
+				}
 			} else {
 				in.Turns = append(in.Turns, s.turn(vt))
 			}
 		}
 	}
 	in.LiveCalls += int(refused.Load())
+	groupExamples(in, result)
+	if result != nil {
+		in.Comparison = result.Comparison
+	}
 	for _, t := range in.Turns {
 		in.Summary.Turns++
 		switch t.State {
@@ -553,14 +700,176 @@ func (s *inspectedSession) turn(vt verifiedTurn) InspectedTurn {
 			}
 		}
 	}
+	t.ExampleID, t.ScriptTurn = splitTurnName(t.Example)
 	if st == TurnVerified {
 		a := vt.resp.GetAnswer()
 		t.Answer = &a
+		t.DurationMs, t.Usage = measuresOf(vt)
 	}
 	if st == TurnFailed {
 		t.Error = s.terminal[vt.n].Error
 	}
+	if w := s.placed.Workspace; w != nil {
+		t.Workspace = &InspectedWorkspace{Fixture: w.Fixture, Hash: w.Hash, Changes: []InspectedFileChange{}}
+		if st == TurnVerified {
+			if o := judge.DecodeOutcome(vt.resp.GetWorkspaceOutcomeJson()); o != nil {
+				t.Workspace.Outcome = true
+				for _, c := range o.Changes {
+					t.Workspace.Changes = append(t.Workspace.Changes, fileChange(c))
+				}
+			}
+		}
+	}
 	return t
+}
+
+// splitTurnName splits a session's example name into its example ID and,
+// for a multi-turn example's turn (agentfile.TurnName), the turn number.
+func splitTurnName(name string) (string, int) {
+	i := strings.LastIndex(name, turnMark)
+	if i < 0 {
+		return name, 0
+	}
+	n, err := strconv.Atoi(name[i+len(turnMark):])
+	if err != nil || n < 1 || agentfile.TurnName(name[:i], n) != name {
+		return name, 0
+	}
+	return name[:i], n
+}
+
+// turnMark separates an example ID from its turn in agentfile.TurnName.
+const turnMark = "/turn:"
+
+// measuresOf reads a verified turn's journaled duration and usage.
+func measuresOf(vt verifiedTurn) (*float64, *TokenUsage) {
+	var d *float64
+	if us := vt.resp.GetDurationUs(); us > 0 {
+		f := float64(us) / 1000
+		d = &f
+	}
+	var u *TokenUsage
+	if pu := vt.resp.GetUsage(); pu != nil {
+		u = &TokenUsage{PromptTokens: int(pu.GetPromptTokens()), CompletionTokens: int(pu.GetCompletionTokens()), TotalTokens: int(pu.GetTotalTokens())}
+	}
+	return d, u
+}
+
+// fileChange is one journaled change as the replay panel shows it: the
+// hunks of its unified diff, or a fixed note saying why there are none.
+func fileChange(c workspace.Change) InspectedFileChange {
+	fc := InspectedFileChange{Path: c.Path, Kind: c.Kind, Size: c.Size, Hash: c.Hash, BeforeSize: c.BeforeSize, BeforeHash: c.BeforeHash}
+	switch {
+	case c.NotRegular:
+		fc.Note = "no longer a regular file: its content is unknown"
+	case c.Omitted || c.BeforeOmitted:
+		fc.HashOnly = true
+		fc.Note = fmt.Sprintf("over the journal's bound (%d KiB a file, %d KiB a turn): kept by hash only, so it cannot be diffed",
+			workspace.MaxJournaledFileBytes>>10, workspace.MaxJournaledBytes>>10)
+	case !utf8.Valid(c.Content) || !utf8.Valid(c.BeforeContent):
+		fc.Note = "not text (not valid UTF-8): compared by hash only"
+	default:
+		d := workspace.Diff(c)
+		// Drop the ---/+++ header: the panel names the file itself.
+		for range 2 {
+			if i := strings.IndexByte(d, '\n'); i >= 0 {
+				d = d[i+1:]
+			}
+		}
+		fc.Diff = d
+		if d == "" {
+			fc.Note = "empty on both sides"
+		}
+	}
+	return fc
+}
+
+// groupExamples fills in.Examples, the turns' recorded verdicts and the
+// usage sums. With a result record the examples follow it (file order,
+// then trial order), each turn matched to its recorded verdict by session
+// ID; agent turns it does not name follow in journal order, grouped by
+// example.
+func groupExamples(in *Inspection, r *journal.RunResult) {
+	bySession := map[string]int{}
+	for i, t := range in.Turns {
+		if t.Purpose == invocation.PurposeAgent && t.Example != "" {
+			if _, seen := bySession[t.SessionID]; !seen {
+				bySession[t.SessionID] = i
+			}
+		}
+	}
+	used := map[int]bool{}
+	take := func(sessionID string) (int, bool) {
+		i, ok := bySession[sessionID]
+		if !ok || sessionID == "" || used[i] {
+			return 0, false
+		}
+		used[i] = true
+		return i, true
+	}
+	if r != nil {
+		for _, re := range r.Examples {
+			ex := InspectedExample{ID: re.ID, Trial: re.Trial, Verdict: re.Verdict, Message: re.Message, Turns: []int{}}
+			if r.Trials <= 1 {
+				ex.Trial = 0
+			}
+			if len(re.Turns) > 0 {
+				ex.MultiTurn = true
+				for _, rt := range re.Turns {
+					i, ok := take(rt.SessionID)
+					if !ok {
+						ex.NotRun = append(ex.NotRun, InspectedNotRun{Turn: rt.Turn, Verdict: rt.Verdict, Message: rt.Message})
+						continue
+					}
+					in.Turns[i].Verdict, in.Turns[i].VerdictMessage = rt.Verdict, rt.Message
+					ex.Turns = append(ex.Turns, i)
+				}
+			} else if i, ok := take(re.SessionID); ok {
+				in.Turns[i].Verdict, in.Turns[i].VerdictMessage = re.Verdict, re.Message
+				ex.Turns = append(ex.Turns, i)
+			}
+			in.Examples = append(in.Examples, ex)
+		}
+	}
+	for i, t := range in.Turns {
+		if t.Purpose != invocation.PurposeAgent || t.Example == "" || used[i] {
+			continue
+		}
+		used[i] = true
+		n := len(in.Examples)
+		if t.ScriptTurn > 1 && n > 0 && in.Examples[n-1].ID == t.ExampleID && in.Examples[n-1].Verdict == "" {
+			in.Examples[n-1].Turns = append(in.Examples[n-1].Turns, i)
+			continue
+		}
+		in.Examples = append(in.Examples, InspectedExample{ID: t.ExampleID, MultiTurn: t.ScriptTurn > 0, Turns: []int{i}})
+	}
+	var run InspectedUsage
+	for k := range in.Examples {
+		ex := &in.Examples[k]
+		for _, i := range ex.Turns {
+			t := in.Turns[i]
+			if t.State == TurnVerified {
+				addUsage(&ex.Usage, t.Usage)
+			}
+			if t.JudgeUsage != nil {
+				addUsage(&ex.JudgeUsage, t.JudgeUsage)
+			}
+		}
+	}
+	for _, t := range in.Turns {
+		switch {
+		case t.State != TurnVerified:
+		case t.Purpose == invocation.PurposeAgent:
+			addUsage(&run.Agent, t.Usage)
+		case t.Purpose == invocation.PurposeJudge:
+			addUsage(&run.Judge, t.Usage)
+		}
+		if t.JudgeUsage != nil {
+			addUsage(&run.Judge, t.JudgeUsage)
+		}
+	}
+	if run.Agent != nil || run.Judge != nil {
+		in.Usage = &run
+	}
 }
 
 func (s *inspectedSession) sample(vt verifiedTurn) JudgeSample {
@@ -577,6 +886,7 @@ func (s *inspectedSession) sample(vt verifiedTurn) JudgeSample {
 	if st != TurnVerified {
 		return js
 	}
+	_, js.Usage = measuresOf(vt)
 	r, err := judge.ParseReply(vt.resp.GetAnswer())
 	switch {
 	case err != nil:
