@@ -88,8 +88,6 @@ export function diffHtml(diff: RunDiff, nonce: string, cspSource: string, backHr
 table { border-collapse: collapse; margin: .3em 0; }
 th, td { text-align: left; padding: .15em .8em .15em 0; }
 th { color: var(--vscode-descriptionForeground); font-weight: normal; }
-.op-del { color: var(--vscode-gitDecoration-deletedResourceForeground); }
-.op-add { color: var(--vscode-gitDecoration-addedResourceForeground); }
 .st-changed, .st-only-a, .st-only-b { color: var(--vscode-editorWarning-foreground); }
 .st-same { color: var(--vscode-descriptionForeground); }`);
 }
