@@ -916,12 +916,14 @@ export interface CompareChanges {
 export interface DiffRunsParams {
   uri?: string;
   runId?: string;
+  comparison?: boolean;
 }
 
 /** Go: lsp.DiffRunsResult */
 export interface DiffRunsResult {
   protocolVersion: string;
   diff?: RunDiff;
+  comparison?: ComparisonDiff;
 }
 
 /** Go: readback.RunDiff */
@@ -977,6 +979,7 @@ export interface ExampleDiff {
 /** Go: readback.DiffSide */
 export interface DiffSide {
   turns: DiffTurn[] | null;
+  verdicts?: string[];
 }
 
 /** Go: readback.DiffTurn */
@@ -992,6 +995,58 @@ export interface DiffTurn {
 export interface DiffLine {
   op: string;
   text: string;
+}
+
+/** Go: readback.ComparisonDiff */
+export interface ComparisonDiff {
+  schema: string;
+  label: string;
+  liveCalls: number;
+  id: string;
+  columns: number;
+  runs: string[] | null;
+  diffs: (RunDiff | null)[] | null;
+  grid?: ComparisonGrid;
+}
+
+/** Go: readback.ComparisonGrid */
+export interface ComparisonGrid {
+  columns: ComparisonColumn[] | null;
+  rows: ComparisonRow[] | null;
+  differ: number;
+}
+
+/** Go: readback.ComparisonColumn */
+export interface ComparisonColumn {
+  column: number;
+  run: string;
+  model: ModelIdentity;
+  baseline?: ResultBaseline;
+  summary: ComparisonSummary;
+}
+
+/** Go: readback.ComparisonSummary */
+export interface ComparisonSummary {
+  pass: number;
+  fail: number;
+  unknown: number;
+  other: number;
+}
+
+/** Go: readback.ComparisonRow */
+export interface ComparisonRow {
+  id: string;
+  differs: boolean;
+  cells: ComparisonCell[] | null;
+}
+
+/** Go: readback.ComparisonCell */
+export interface ComparisonCell {
+  verdict?: string;
+  trials?: number;
+  pass?: number;
+  side?: DiffSide;
+  lines?: DiffLine[];
 }
 
 /** Go: lsp.ChatParams */

@@ -344,17 +344,27 @@ type InspectResult struct {
 // DiffRunsParams names the two runs to compare: with RunID, that run (B)
 // and the newest earlier run of the same agent (A); with only URI, the two
 // newest runs of that file's agent. Runs still executing are skipped.
+//
+// With Comparison and RunID, the run is a column of a comparison (kmx test
+// --model A --model B, or --baseline): the answer is that comparison read
+// back (readback.DiffComparison, kmx journal diff RUN of such a run) in
+// Comparison, the replay panel's compare view.
 type DiffRunsParams struct {
-	URI   string `json:"uri,omitempty"`
-	RunID string `json:"runId,omitempty"`
+	URI        string `json:"uri,omitempty"`
+	RunID      string `json:"runId,omitempty"`
+	Comparison bool   `json:"comparison,omitempty"`
 }
 
 // DiffRunsResult is kmx journal diff A B of the two runs, offline with zero
 // model calls (readback.RunDiff, kmx.journal.diff/v2), labeled "local
 // preview journal comparison; not a test result".
+//
+// Asked for a comparison, Diff is absent and Comparison holds every
+// retained column of it, laid out as a grid (kmx.journal.comparison/v1).
 type DiffRunsResult struct {
-	ProtocolVersion string            `json:"protocolVersion"`
-	Diff            *readback.RunDiff `json:"diff"`
+	ProtocolVersion string                   `json:"protocolVersion"`
+	Diff            *readback.RunDiff        `json:"diff"`
+	Comparison      *readback.ComparisonDiff `json:"comparison,omitempty"`
 }
 
 // ClearJournalsParams clears one run, or with RunID empty every run that is

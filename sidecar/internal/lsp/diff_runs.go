@@ -21,9 +21,19 @@ func (s *Server) diffRuns(ctx context.Context, p DiffRunsParams) (*DiffRunsResul
 	if p.RunID != "" && !journal.ValidRunID(p.RunID) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %q is not a run ID; take one from %s", MethodDiffRuns, p.RunID, MethodListRuns)
 	}
+	if p.Comparison && p.RunID == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: comparison needs runId, a run of the comparison (a column's run in the Compare Models grid)", MethodDiffRuns)
+	}
 	dir, err := s.journalDir(MethodDiffRuns)
 	if err != nil {
 		return nil, err
+	}
+	if p.Comparison {
+		cd, err := readback.DiffComparison(ctx, dir, p.RunID)
+		if err != nil {
+			return nil, diffRefusal(err)
+		}
+		return &DiffRunsResult{ProtocolVersion: ProtocolVersion, Comparison: cd}, nil
 	}
 	var runs []journal.RunInfo
 	if _, err := os.Lstat(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -68,16 +78,22 @@ func (s *Server) diffRuns(ctx context.Context, p DiffRunsParams) (*DiffRunsResul
 	}
 	d, err := readback.Diff(ctx, dir, a, b)
 	if err != nil {
-		if r, ok := invocation.AsRefusal(err); ok {
-			msg := r.Msg
-			if r.Next != "" {
-				msg += "; " + r.Next
-			}
-			return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %s", MethodDiffRuns, msg)
-		}
-		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodDiffRuns, err)
+		return nil, diffRefusal(err)
 	}
 	return &DiffRunsResult{ProtocolVersion: ProtocolVersion, Diff: d}, nil
+}
+
+// diffRefusal is a read-back error as kmx/diffRuns answers it: a refusal's
+// text and next step, or the error.
+func diffRefusal(err error) error {
+	if r, ok := invocation.AsRefusal(err); ok {
+		msg := r.Msg
+		if r.Next != "" {
+			msg += "; " + r.Next
+		}
+		return jsonrpc2.Errorf(CodeRequestFailed, "%s: %s", MethodDiffRuns, msg)
+	}
+	return jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodDiffRuns, err)
 }
 
 // previousRun returns (A, B): B is run (or, when run is "", the newest

@@ -30,6 +30,183 @@ type ComparisonDiff struct {
 	Runs []string `json:"runs"`
 	// Diffs compare the first retained column with each other one.
 	Diffs []*RunDiff `json:"diffs"`
+	// Grid lays the same out as the compare view shows it: examples ×
+	// retained columns.
+	Grid *ComparisonGrid `json:"grid,omitempty"`
+}
+
+// ComparisonGrid is a comparison read back as a grid: a column per
+// retained run, a row per example, each cell what that run recorded and
+// answered, and the line diff of its answer against the first column's.
+type ComparisonGrid struct {
+	Columns []ComparisonColumn `json:"columns"`
+	Rows    []ComparisonRow    `json:"rows"`
+	// Differ counts the rows whose columns disagree.
+	Differ int `json:"differ"`
+}
+
+// ComparisonColumn is one retained run of the comparison.
+type ComparisonColumn struct {
+	// Column is its place in the comparison (1-based), Run its run ID.
+	Column int    `json:"column"`
+	Run    string `json:"run"`
+	// Model is the model its turns sent to (empty when none was sent).
+	Model journal.ModelIdentity `json:"model"`
+	// Baseline is set on a baseline's column: where its instructions came from.
+	Baseline *journal.ResultBaseline `json:"baseline,omitempty"`
+	// Summary counts its cells by verdict.
+	Summary ComparisonSummary `json:"summary"`
+}
+
+// ComparisonSummary counts a column's cells by verdict ("other" is any
+// verdict but pass, fail and unknown, and a cell without one).
+type ComparisonSummary struct {
+	Pass    int `json:"pass"`
+	Fail    int `json:"fail"`
+	Unknown int `json:"unknown"`
+	Other   int `json:"other"`
+}
+
+// ComparisonRow is one example across the columns.
+type ComparisonRow struct {
+	ID string `json:"id"`
+	// Differs: the columns disagree on a verdict or an answer, or the
+	// example is missing from one.
+	Differs bool             `json:"differs"`
+	Cells   []ComparisonCell `json:"cells"`
+}
+
+// ComparisonCell is one column's side of an example.
+type ComparisonCell struct {
+	// Verdict is the run's recorded verdict; "flaky" when its trials
+	// disagreed (Pass of Trials passed), "missing" when the run does not
+	// hold the example, "" when it recorded none.
+	Verdict string `json:"verdict,omitempty"`
+	Trials  int    `json:"trials,omitempty"`
+	Pass    int    `json:"pass,omitempty"`
+	// Side is the run's turns of the example (models, replay states,
+	// answers), absent when missing.
+	Side *DiffSide `json:"side,omitempty"`
+	// Lines is the line diff of this column's first answer against the
+	// first column's, when both have one and they differ (never in the
+	// first column).
+	Lines []DiffLine `json:"lines,omitempty"`
+}
+
+// Cell verdicts the grid adds to the recorded ones.
+const (
+	CellFlaky   = "flaky"
+	CellMissing = "missing"
+)
+
+// comparisonGrid lays out the retained columns (cols[i] the run of column
+// kept[i]) from the diffs of the first against each other one.
+func comparisonGrid(kept []int, runs map[int]string, diffs []*RunDiff) *ComparisonGrid {
+	g := &ComparisonGrid{Columns: []ComparisonColumn{}, Rows: []ComparisonRow{}}
+	var order []string
+	seen := map[string]bool{}
+	byID := make([]map[string]ExampleDiff, len(diffs))
+	for k, d := range diffs {
+		byID[k] = map[string]ExampleDiff{}
+		for _, ex := range d.Examples {
+			byID[k][ex.ID] = ex
+			if !seen[ex.ID] {
+				seen[ex.ID] = true
+				order = append(order, ex.ID)
+			}
+		}
+	}
+	for i, c := range kept {
+		col := ComparisonColumn{Column: c, Run: runs[c]}
+		switch {
+		case len(diffs) == 0:
+		case i == 0:
+			col.Baseline = diffs[0].A.Baseline
+		default:
+			col.Baseline = diffs[i-1].B.Baseline
+		}
+		g.Columns = append(g.Columns, col)
+	}
+	for _, id := range order {
+		row := ComparisonRow{ID: id, Cells: make([]ComparisonCell, len(kept))}
+		for i := range kept {
+			var side *DiffSide
+			var lines []DiffLine
+			if i == 0 {
+				if ex, ok := byID[0][id]; ok {
+					side = ex.A
+				}
+			} else if ex, ok := byID[i-1][id]; ok {
+				side, lines = ex.B, ex.Lines
+			}
+			cell := cellOf(side)
+			cell.Lines = lines
+			row.Cells[i] = cell
+			col := &g.Columns[i]
+			if col.Model == (journal.ModelIdentity{}) && side != nil {
+				for _, t := range side.Turns {
+					if t.Model.Route != "" || t.Model.Model != "" {
+						col.Model = journal.ModelIdentity{Route: t.Model.Route, Model: t.Model.Model}
+						break
+					}
+				}
+			}
+			switch cell.Verdict {
+			case "pass":
+				col.Summary.Pass++
+			case "fail":
+				col.Summary.Fail++
+			case "unknown":
+				col.Summary.Unknown++
+			default:
+				col.Summary.Other++
+			}
+		}
+		row.Differs = rowDiffers(row.Cells)
+		if row.Differs {
+			g.Differ++
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	return g
+}
+
+// cellOf is a column's cell for its side of an example.
+func cellOf(side *DiffSide) ComparisonCell {
+	if side == nil {
+		return ComparisonCell{Verdict: CellMissing}
+	}
+	c := ComparisonCell{Side: side}
+	vs := side.Verdicts
+	if len(vs) == 0 {
+		return c
+	}
+	c.Verdict = vs[0]
+	for _, v := range vs {
+		if v == "pass" {
+			c.Pass++
+		}
+		if v != vs[0] {
+			c.Verdict = CellFlaky
+		}
+	}
+	if len(vs) > 1 {
+		c.Trials = len(vs)
+	} else {
+		c.Pass = 0
+	}
+	return c
+}
+
+// rowDiffers: a verdict differs from the first column's, an answer
+// differs (a line diff), or a column lacks the example.
+func rowDiffers(cells []ComparisonCell) bool {
+	for _, c := range cells {
+		if c.Verdict != cells[0].Verdict || len(c.Lines) > 0 || c.Verdict == CellMissing {
+			return true
+		}
+	}
+	return false
 }
 
 // DiffComparison reads back the comparison run belongs to (kmx test
@@ -86,6 +263,7 @@ func DiffComparison(ctx context.Context, dir, run string) (*ComparisonDiff, erro
 		d.LiveCalls += rd.LiveCalls
 		d.Diffs = append(d.Diffs, rd)
 	}
+	d.Grid = comparisonGrid(kept, cols, d.Diffs)
 	return d, nil
 }
 

@@ -76,6 +76,10 @@ type ExampleDiff struct {
 // DiffSide is one run's agent turns of an example (one per trial).
 type DiffSide struct {
 	Turns []DiffTurn `json:"turns"`
+	// Verdicts are the example's verdicts the run recorded, one per trial
+	// (a multi-turn example's whole-script verdict); absent when it
+	// recorded none.
+	Verdicts []string `json:"verdicts,omitempty"`
 }
 
 // DiffTurn is one agent turn: its model, replay state, answer (verified
@@ -177,6 +181,7 @@ func sides(in *Inspection, r *journal.RunResult) (map[string]*DiffSide, []string
 	if r != nil {
 		for _, re := range r.Examples {
 			s := side(re.ID)
+			s.Verdicts = append(s.Verdicts, re.Verdict)
 			if len(re.Turns) > 0 {
 				// A multi-turn example: a row per turn, each matched to
 				// its own session (named agentfile.TurnName).
