@@ -32,12 +32,16 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     [Commands.TestFile]: (arg) => testFile(deps, arg),
     // The server's Re-grade last run lens: {uri, fromRun} naming the run.
     [Commands.RegradeLastRun]: (arg) => regradeLastRun(deps, arg),
-    // The replay panel's link ({runId}: that run and the one before it) and
-    // the palette (the active file's two newest runs).
+    // The replay panel's link ({runId}: that run and the one before it;
+    // {runId, comparison: true}: the compare view of its comparison), the
+    // comparison grid's link, and the palette (the active file's two
+    // newest runs).
     [Commands.CompareRuns]: async (arg) => {
-      const runId = (arg as { runId?: unknown } | undefined)?.runId;
+      const a = arg as { runId?: unknown; comparison?: unknown } | undefined;
+      const runId = a?.runId;
       if (typeof runId === "string" && runId !== "") {
-        await deps.replay.compare({ runId });
+        // {runId, comparison: true}: the compare view of the comparison the run is a column of.
+        await deps.replay.compare(a?.comparison === true ? { runId, comparison: true } : { runId });
         return;
       }
       const uri = fileArg(arg);

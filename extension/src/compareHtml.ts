@@ -2,7 +2,8 @@
 // answer (kmx.test.compare/v1): the sidecar ran each model and laid out the
 // grid, its changes against a baseline and the rows where the models
 // disagree (differs); this only renders them. Every value is escaped; no
-// script; its links are command URIs of the replay of each column's run.
+// script; its links are command URIs of the replay of each column's run
+// and of the compare view (the answers side by side).
 // Pure, so escaping and the highlighting are unit-tested.
 import type { CompareCell, CompareColumn, CompareModelsResult, CompareResult, CompareRow } from "./protocol";
 import { escapeHtml, journalPageHtml } from "./replayHtml";
@@ -69,7 +70,7 @@ function headerHtml(c: CompareColumn, replayHref: (runId: string) => string): st
   return `<th scope="col" class="${c.side === "baseline" ? "baseline" : ""}">${h}</th>`;
 }
 
-function gridHtml(g: CompareResult, replayHref: (runId: string) => string): string {
+function gridHtml(g: CompareResult, replayHref: (runId: string) => string, answersHref?: (runId: string) => string): string {
   const cols = g.columns ?? [];
   const rows = g.rows ?? [];
   const models = cols.filter((c) => c.side !== "baseline").length;
@@ -92,11 +93,15 @@ function gridHtml(g: CompareResult, replayHref: (runId: string) => string): stri
   h += `<table id="grid"><thead><tr><th scope="col">example</th>${cols.map((c) => headerHtml(c, replayHref)).join("")}${withChanges ? `<th scope="col">change</th>` : ""}</tr></thead>`;
   h += `<tbody>${rows.map((r) => rowHtml(r, cols, withChanges)).join("")}</tbody></table>`;
   h += `<p class="muted">Each model is its own run and journal; a model's name opens its replay (no model calls).</p>`;
+  const first = cols.find((c) => c.runId !== undefined && c.runId !== "");
+  if (answersHref !== undefined && first?.runId !== undefined && cols.filter((c) => c.runId !== undefined && c.runId !== "").length > 1) {
+    h += `<p><a id="answers" href="${escapeHtml(answersHref(first.runId))}">Answers side by side and their line diff (the compare view, read back from the journals)</a></p>`;
+  }
   return h;
 }
 
 /** The comparison page. `replayHref` makes the command URI that opens a run's replay. */
-export function compareHtml(res: CompareModelsResult, nonce: string, cspSource: string, replayHref: (runId: string) => string): string {
+export function compareHtml(res: CompareModelsResult, nonce: string, cspSource: string, replayHref: (runId: string) => string, answersHref?: (runId: string) => string): string {
   let body: string;
   let label = "local preview";
   if (res.refusal !== undefined) {
@@ -110,7 +115,7 @@ export function compareHtml(res: CompareModelsResult, nonce: string, cspSource: 
     body = `<p class="error">kmx answered a comparison this panel cannot read (schema ${escapeHtml(res.comparison.schema)}, expected ${CompareSchema}): update the extension and the sidecar together.</p>`;
   } else {
     label = `${res.comparison.label}: not deployment qualification`;
-    body = gridHtml(res.comparison, replayHref);
+    body = gridHtml(res.comparison, replayHref, answersHref);
   }
   return journalPageHtml("kmx compare models", label, body, nonce, cspSource, `
 table { border-collapse: collapse; margin: .5em 0; }

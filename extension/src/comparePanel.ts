@@ -2,7 +2,8 @@
 // kmx/compareModels answer (examples × models, the sidecar's verdicts, the
 // examples where the models disagree highlighted). No scripts, no remote
 // content; each model's name is a command URI opening its run's replay in
-// the replay panel, beside the grid.
+// the replay panel, beside the grid, and one link opens the replay panel's
+// compare view of the same comparison (answers side by side, line diff).
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { compareHtml } from "./compareHtml";
@@ -16,7 +17,7 @@ export class ComparePanel implements vscode.Disposable {
     if (this.panel === undefined) {
       this.panel = vscode.window.createWebviewPanel("kmx.compare", "kmx compare models", vscode.ViewColumn.Beside, {
         enableScripts: false,
-        enableCommandUris: [Commands.InspectRun],
+        enableCommandUris: [Commands.InspectRun, Commands.CompareRuns],
         localResourceRoots: [],
       });
       this.panel.onDidDispose(() => {
@@ -26,7 +27,13 @@ export class ComparePanel implements vscode.Disposable {
     const nonce = crypto.randomBytes(16).toString("base64");
     const agent = res.comparison?.agent.id;
     this.panel.title = agent !== undefined ? `kmx compare: ${agent}` : "kmx compare models";
-    this.panel.webview.html = compareHtml(res, nonce, this.panel.webview.cspSource, (runId) => commandUri(Commands.InspectRun, { runId }));
+    this.panel.webview.html = compareHtml(
+      res,
+      nonce,
+      this.panel.webview.cspSource,
+      (runId) => commandUri(Commands.InspectRun, { runId }),
+      (runId) => commandUri(Commands.CompareRuns, { runId, comparison: true }),
+    );
     this.panel.reveal(undefined, true);
   }
 

@@ -341,7 +341,7 @@ ${body}
  * run, when the extension has one: the inspection itself carries no
  * verdicts or assertion results, and the panel says where those come from.
  */
-export function replayHtml(inspection: Inspection, nonce: string, cspSource: string, report?: Report, compareHref?: string): string {
+export function replayHtml(inspection: Inspection, nonce: string, cspSource: string, report?: Report, compareHref?: string, comparisonHref?: string): string {
   const run = inspection.run;
   const sameRun = report !== undefined && report.runId !== undefined && report.runId === run.runId ? report : undefined;
   let body: string;
@@ -353,6 +353,10 @@ export function replayHtml(inspection: Inspection, nonce: string, cspSource: str
     body = `<p class="meta">run <code>${escapeHtml(run.runId)}</code> · ${escapeHtml(run.command)} of <code>${escapeHtml(run.agentId)}</code> · ${escapeHtml(run.status)} · ${s.verified} of ${s.turns} turns verified · live model calls during replay: ${live}</p>`;
     if (compareHref !== undefined) {
       body += `<p><a id="compare" href="${escapeHtml(compareHref)}">Compare with previous run of this file</a></p>`;
+    }
+    const cmp = inspection.comparison;
+    if (cmp !== undefined && comparisonHref !== undefined) {
+      body += `<p><a id="comparison" href="${escapeHtml(comparisonHref)}">Open the compare view of this comparison (${cmp.columns} runs: grid, answers side by side, line diff)</a> <span class="muted">this run is column ${cmp.column} of ${cmp.columns}</span></p>`;
     }
     if (live !== 0) {
       body += `<p class="error">The replay attempted ${live} live model call(s); each was refused. This is a kmx bug: please report it.</p>`;

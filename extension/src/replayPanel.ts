@@ -6,8 +6,8 @@
 // two commands the panel allows.
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
-import { diffHtml } from "./diffHtml";
-import { Commands, type DiffRunsParams, type Inspection, type KmxRequests, Methods, type ReportResult, type RunDiff, type RunInfo } from "./protocol";
+import { comparisonHtml, diffHtml } from "./diffHtml";
+import { type ComparisonDiff, Commands, type DiffRunsParams, type Inspection, type KmxRequests, Methods, type ReportResult, type RunDiff, type RunInfo } from "./protocol";
 import { commandUri, replayHtml } from "./replayHtml";
 import type { Sidecar } from "./sidecar";
 
@@ -52,14 +52,27 @@ export class ReplayPanel implements vscode.Disposable {
    */
   async compare(params: DiffRunsParams, token?: vscode.CancellationToken): Promise<void> {
     const what = params.runId !== undefined ? `run ${params.runId}` : `the newest run of ${vscode.workspace.asRelativePath(vscode.Uri.parse(params.uri ?? ""))}`;
-    const res = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `kmx: comparing ${what} with the previous run (no model calls)`, cancellable: true },
-      (_p, cancel) => this.sidecar.request(Methods.DiffRuns, params, token ?? cancel),
+    const title = params.comparison === true ? `kmx: reading back the comparison of ${what} (no model calls)` : `kmx: comparing ${what} with the previous run (no model calls)`;
+    const res = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (_p, cancel) =>
+      this.sidecar.request(Methods.DiffRuns, params, token ?? cancel),
     );
-    if (res.diff === undefined) {
+    if (params.comparison === true && res.comparison !== undefined) {
+      this.renderComparison(res.comparison);
+      return;
+    }
+    if (res.diff === undefined || res.diff === null) {
       throw new Error(`the server answered no comparison for ${what}`);
     }
     this.renderDiff(res.diff);
+  }
+
+  /** The compare view of a comparison run: the grid, then each example's answers side by side. */
+  private renderComparison(cd: ComparisonDiff): void {
+    const panel = this.ensurePanel();
+    const nonce = crypto.randomBytes(16).toString("base64");
+    panel.title = `kmx compare: comparison ${cd.id}`;
+    panel.webview.html = comparisonHtml(cd, nonce, panel.webview.cspSource, (runId) => commandUri(Commands.InspectRun, { runId }));
+    panel.reveal(undefined, true);
   }
 
   private ensurePanel(): vscode.WebviewPanel {
@@ -98,7 +111,8 @@ export class ReplayPanel implements vscode.Disposable {
     }
     const nonce = crypto.randomBytes(16).toString("base64");
     this.panel.title = `kmx replay: ${inspection.run.agentId}`;
-    this.panel.webview.html = replayHtml(inspection, nonce, this.panel.webview.cspSource, report?.report, commandUri(Commands.CompareRuns, { runId: inspection.run.runId }));
+    const comparisonHref = inspection.comparison !== undefined ? commandUri(Commands.CompareRuns, { runId: inspection.run.runId, comparison: true }) : undefined;
+    this.panel.webview.html = replayHtml(inspection, nonce, this.panel.webview.cspSource, report?.report, commandUri(Commands.CompareRuns, { runId: inspection.run.runId }), comparisonHref);
     this.panel.reveal(undefined, true);
   }
 
