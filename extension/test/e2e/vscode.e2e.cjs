@@ -552,6 +552,10 @@ require("./trials.e2e.cjs")({ step, palette, shot, page: () => page, setMachineS
 // Multi-turn examples and fixture workspaces in the Test Explorer.
 require("./turns.e2e.cjs")({ step, palette, shot, page: () => page });
 
+// The replay panel's workspace diff, multi-turn replay and usage, and the
+// compare view of a comparison (issues 27, 28 and 29).
+require("./replay.e2e.cjs")({ step, palette, shot, page: () => page });
+
 // kmx.sidecarPath is machine-scoped, so it is read from the Machine settings.
 function setMachineSetting(key, value) {
   const settings = JSON.parse(fs.readFileSync(machineSettings, "utf8"));

@@ -8,6 +8,8 @@
 //                  answers "Release notes: <the tool's result>"
 //   KMX Shifty     answers, but first changes its version (so the answer
 //                  comes from another model identity than the one resolved)
+//   KMX Brief      answers "Notes: <input>" (KMX Good's answer without
+//                  "Release", so a comparison of the two differs)
 //   KMX Agent      offered VS Code's search_codebase and edit_editFiles
 //                  (what kmx offers for the references `search` and
 //                  `edit/editFiles`), calls both in one batch, then answers
@@ -42,6 +44,7 @@ const models = [
   model("kmx-tools", "KMX Tools"),
   model("kmx-shifty", "KMX Shifty"),
   model("kmx-agent", "KMX Agent"),
+  model("kmx-brief", "KMX Brief"),
 ];
 
 function textOf(message) {
@@ -86,6 +89,9 @@ function activate(context) {
             } else {
               progress.report(new vscode.LanguageModelTextPart("Release notes: " + last));
             }
+            return;
+          case "kmx-brief":
+            progress.report(new vscode.LanguageModelTextPart("Notes: " + last));
             return;
           case "kmx-toolcall":
             progress.report(new vscode.LanguageModelToolCallPart("call-1", "kmx_test_echo", { text: "hi" }));
