@@ -149,7 +149,8 @@ function sideAnswersHtml(side: DiffSide | undefined): string {
 
 function comparisonExampleHtml(r: ComparisonRow, cols: readonly ComparisonColumn[]): string {
   const cells = r.cells ?? [];
-  let h = `<section class="example" id="ex-${escapeHtml(encodeURIComponent(r.id))}" data-example="${escapeHtml(r.id)}"><h2>${escapeHtml(r.id)} <span class="status ${r.differs ? "st-changed" : "st-same"}">${r.differs ? "differs" : "same"}</span></h2>`;
+  const status = r.differs ? "verdicts differ" : r.answersDiffer === true ? "answers differ" : "same";
+  let h = `<section class="example" id="ex-${escapeHtml(encodeURIComponent(r.id))}" data-example="${escapeHtml(r.id)}"><h2>${escapeHtml(r.id)} <span class="status ${status === "same" ? "st-same" : "st-changed"}">${status}</span></h2>`;
   h += `<table class="sides"><thead><tr>${cols.map((c, i) => `<th scope="col">${escapeHtml(comparisonColumnName(c))} <span class="verdict v-${escapeHtml(cells[i]?.verdict ?? "")}">${escapeHtml(cells[i] !== undefined ? comparisonCellWord(cells[i]) : "—")}</span></th>`).join("")}</tr></thead>`;
   h += `<tbody><tr>${cols.map((_c, i) => `<td>${sideAnswersHtml(cells[i]?.side)}</td>`).join("")}</tr></tbody></table>`;
   const first = cols[0] !== undefined ? comparisonColumnName(cols[0]) : "";
@@ -182,7 +183,8 @@ export function comparisonHtml(cd: ComparisonDiff, nonce: string, cspSource: str
     if (cd.liveCalls !== 0) {
       body += `<p class="error">The comparison attempted ${cd.liveCalls} live model call(s); each was refused. This is a kmx bug: please report it.</p>`;
     }
-    body += `<p class="meta" id="differs">${g.differ === 0 ? "The columns agree on every example." : `The columns disagree on ${g.differ} example${g.differ === 1 ? "" : "s"} (highlighted).`}</p>`;
+    const answers = g.answersDiffer === 0 ? "the answers are the same on every example" : `the answers differ on ${g.answersDiffer} example${g.answersDiffer === 1 ? "" : "s"} (line diffs below)`;
+    body += `<p class="meta" id="differs">${g.differ === 0 ? "The columns agree on every verdict" : `The columns disagree on ${g.differ} example${g.differ === 1 ? "" : "s"} (highlighted)`}; ${answers}.</p>`;
     const head = cols
       .map((c) => {
         const s = c.summary;

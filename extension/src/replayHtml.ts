@@ -117,7 +117,9 @@ function workspaceHtml(w: InspectedWorkspace | undefined): string {
   if (w === undefined) {
     return "";
   }
-  let h = field("workspace", `<code>${escapeHtml(w.fixture)}</code>${w.hash !== undefined ? ` <span class="muted">fixture ${escapeHtml(w.hash)}</span>` : ""}`);
+  // The fixture's hash, shortened as git shortens a commit (the whole one in its title).
+  const hash = w.hash !== undefined ? ` <span class="muted" title="${escapeHtml(w.hash)}">fixture ${escapeHtml(w.hash.replace(/^(sha256:[0-9a-f]{12})[0-9a-f]+$/, "$1…"))}</span>` : "";
+  let h = field("workspace", `<code>${escapeHtml(w.fixture)}</code>${hash}`);
   if (!w.outcome) {
     return h + field("files changed", `<span class="muted">not shown: the turn did not replay verified, so its journaled outcome is not read</span>`);
   }
@@ -308,6 +310,7 @@ code { font-family: var(--vscode-editor-font-family); }
 .diff .line { display: inline; }
 .file { margin: .4em 0 .4em 1em; }
 .file .note { padding: .2em .4em; border-left: 3px solid var(--vscode-editorWarning-foreground); }
+.file .note code { word-break: break-all; }
 .script-turn { margin-left: 1em; }
 .multi-turn > h2 { margin-bottom: .2em; }`;
 

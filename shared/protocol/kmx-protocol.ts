@@ -1014,6 +1014,7 @@ export interface ComparisonGrid {
   columns: ComparisonColumn[] | null;
   rows: ComparisonRow[] | null;
   differ: number;
+  answersDiffer: number;
 }
 
 /** Go: readback.ComparisonColumn */
@@ -1037,6 +1038,7 @@ export interface ComparisonSummary {
 export interface ComparisonRow {
   id: string;
   differs: boolean;
+  answersDiffer?: boolean;
   cells: ComparisonCell[] | null;
 }
 

@@ -216,7 +216,7 @@ module.exports = function register(h) {
 
     const sent = sends();
     await grid.frame.locator("#answers").click();
-    const view = await webviewWith(["local preview journal comparison; not a test result", "The columns disagree on 1 example", "line diff"], 30_000);
+    const view = await webviewWith(["local preview journal comparison; not a test result", "The columns disagree on 1 example (highlighted); the answers differ on 2 examples", "line diff"], 30_000);
     const t = view.text;
     assert.ok(t.includes("live model calls while comparing: 0"), "the compare view made no live call");
     assert.match(t, /disagree\s*≠\s+PASS\s+FAIL/, "the grid's verdicts, read back from the journals");

@@ -38,6 +38,7 @@ function comparison(): ComparisonDiff {
         {
           id: "disagree",
           differs: true,
+          answersDiffer: true,
           cells: [
             { verdict: "pass", side: { turns: [{ model: model("a"), state: "verified", answer: "Release notes: this week", verdict: "pass" }], verdicts: ["pass"] } },
             {
@@ -49,6 +50,7 @@ function comparison(): ComparisonDiff {
         },
       ],
       differ: 1,
+      answersDiffer: 1,
     },
   };
 }
@@ -63,7 +65,9 @@ describe("comparisonHtml: the compare view of a comparison run", () => {
   it("lays out examples × models with the recorded verdicts, highlighting the rows that differ", () => {
     assert.match(html, /<tr data-example="agree"><th scope="row"><a href="#ex-agree"><code>agree<\/code><\/a><\/th><td class="cell v-pass"><span class="verdict v-pass">PASS<\/span><\/td><td class="cell v-pass">/);
     assert.match(html, /<tr data-example="disagree" class="differs">.*≠.*<span class="verdict v-pass">PASS<\/span>.*<span class="verdict v-fail">FAIL<\/span><\/td><\/tr>/);
-    assert.ok(html.includes("The columns disagree on 1 example (highlighted)."));
+    assert.ok(html.includes("The columns disagree on 1 example (highlighted); the answers differ on 1 example (line diffs below)."));
+    assert.ok(html.includes(`<h2>disagree <span class="status st-changed">verdicts differ</span>`));
+    assert.ok(html.includes(`<h2>agree <span class="status st-same">same</span>`));
     assert.ok(html.includes("2 examples × 2 runs") && html.includes("live model calls while comparing: 0"));
     assert.ok(html.includes("kmx-good (editor)") || html.includes("kmx-test/kmx-good (editor)"));
   });

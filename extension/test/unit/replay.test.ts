@@ -56,6 +56,10 @@ describe("replay panel: the workspace after the turn", () => {
     assert.ok(html.includes("files changed</span> 2"));
     assert.ok(html.includes("<code>calc/&#60;script&#62;"));
   });
+  it("names the fixture with its hash shortened, the whole one in the title", () => {
+    const h = replayHtml(inspection([turn({ workspace: { fixture: "fx", hash: `sha256:${"ab".repeat(32)}`, outcome: true, changes: [] } })]), nonce, "s");
+    assert.ok(h.includes(`title="sha256:${"ab".repeat(32)}">fixture sha256:abababababab…</span>`));
+  });
   it("names a file over the journal's bound by hash, with the note", () => {
     assert.match(html, /<div class="note hash-only">over the journal&#39;s bound[^<]*kept by hash only/);
     assert.ok(html.includes("after <code>sha256:big</code> (70000 bytes)"));

@@ -49,7 +49,8 @@ func TestDiffRunsReadsAComparisonBack(t *testing.T) {
 	if g.Columns[0].Summary != (readback.ComparisonSummary{Pass: 2}) || g.Columns[1].Summary != (readback.ComparisonSummary{Pass: 1, Fail: 1}) {
 		t.Errorf("summaries %+v %+v", g.Columns[0].Summary, g.Columns[1].Summary)
 	}
-	if len(g.Rows) != 2 || g.Rows[0].ID != "first" || g.Rows[1].ID != "second" || g.Differ != 1 || g.Rows[0].Differs || !g.Rows[1].Differs {
+	if len(g.Rows) != 2 || g.Rows[0].ID != "first" || g.Rows[1].ID != "second" || g.Differ != 1 || g.AnswersDiffer != 1 ||
+		g.Rows[0].Differs || g.Rows[0].AnswersDiffer || !g.Rows[1].Differs || !g.Rows[1].AnswersDiffer {
 		t.Fatalf("rows %+v", g.Rows)
 	}
 	second := g.Rows[1]

@@ -41,8 +41,10 @@ type ComparisonDiff struct {
 type ComparisonGrid struct {
 	Columns []ComparisonColumn `json:"columns"`
 	Rows    []ComparisonRow    `json:"rows"`
-	// Differ counts the rows whose columns disagree.
-	Differ int `json:"differ"`
+	// Differ counts the rows whose columns disagree on the verdict;
+	// AnswersDiffer the rows whose answers differ.
+	Differ        int `json:"differ"`
+	AnswersDiffer int `json:"answersDiffer"`
 }
 
 // ComparisonColumn is one retained run of the comparison.
@@ -70,10 +72,13 @@ type ComparisonSummary struct {
 // ComparisonRow is one example across the columns.
 type ComparisonRow struct {
 	ID string `json:"id"`
-	// Differs: the columns disagree on a verdict or an answer, or the
-	// example is missing from one.
-	Differs bool             `json:"differs"`
-	Cells   []ComparisonCell `json:"cells"`
+	// Differs: the columns disagree on the verdict, or the example is
+	// missing from one (what the comparison grid highlights);
+	// AnswersDiffer: some column's answer differs from the first column's
+	// (its Lines).
+	Differs       bool             `json:"differs"`
+	AnswersDiffer bool             `json:"answersDiffer,omitempty"`
+	Cells         []ComparisonCell `json:"cells"`
 }
 
 // ComparisonCell is one column's side of an example.
@@ -162,9 +167,12 @@ func comparisonGrid(kept []int, runs map[int]string, diffs []*RunDiff) *Comparis
 				col.Summary.Other++
 			}
 		}
-		row.Differs = rowDiffers(row.Cells)
+		row.Differs, row.AnswersDiffer = rowDiffers(row.Cells)
 		if row.Differs {
 			g.Differ++
+		}
+		if row.AnswersDiffer {
+			g.AnswersDiffer++
 		}
 		g.Rows = append(g.Rows, row)
 	}
@@ -198,15 +206,18 @@ func cellOf(side *DiffSide) ComparisonCell {
 	return c
 }
 
-// rowDiffers: a verdict differs from the first column's, an answer
-// differs (a line diff), or a column lacks the example.
-func rowDiffers(cells []ComparisonCell) bool {
+// rowDiffers says whether a verdict differs from the first column's (or a
+// column lacks the example), and whether an answer differs (a line diff).
+func rowDiffers(cells []ComparisonCell) (verdicts, answers bool) {
 	for _, c := range cells {
-		if c.Verdict != cells[0].Verdict || len(c.Lines) > 0 || c.Verdict == CellMissing {
-			return true
+		if c.Verdict != cells[0].Verdict || c.Verdict == CellMissing {
+			verdicts = true
+		}
+		if len(c.Lines) > 0 {
+			answers = true
 		}
 	}
-	return false
+	return verdicts, answers
 }
 
 // DiffComparison reads back the comparison run belongs to (kmx test
