@@ -19,6 +19,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/compare"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
 // modelEndpoint is a real OpenAI-compatible endpoint on 127.0.0.1 that
@@ -484,12 +485,29 @@ func TestJournalDiffOfAComparison(t *testing.T) {
 				Baseline *journal.ResultBaseline `json:"baseline"`
 			} `json:"b"`
 		} `json:"diffs"`
+		Grid *readback.ComparisonGrid `json:"grid"`
 	}
 	if err := json.Unmarshal([]byte(j.stdout), &cd); err != nil {
 		t.Fatalf("%v\n%s", err, j.stdout)
 	}
 	if cd.Schema != "kmx.journal.comparison/v2" || cd.LiveCalls != 0 || len(cd.Runs) != 2 || len(cd.Diffs) != 1 || cd.Diffs[0].B.Baseline == nil || cd.Diffs[0].B.Baseline.Commit != passing {
 		t.Errorf("JSON %s", j.stdout)
+	}
+	// The grid the compare view renders: current × baseline, the baseline's
+	// column naming its commit, weekly's verdicts and answers differing.
+	if g := cd.Grid; g == nil || len(g.Columns) != 2 || g.Columns[0].Baseline != nil || g.Columns[1].Baseline == nil || g.Columns[1].Baseline.Commit != passing ||
+		g.Columns[0].Run != doc.Columns[0].RunID || g.Columns[0].Model.Model != "fake" {
+		t.Errorf("grid columns %+v", cd.Grid)
+	} else {
+		var weekly *readback.ComparisonRow
+		for i := range g.Rows {
+			if g.Rows[i].ID == "weekly" {
+				weekly = &g.Rows[i]
+			}
+		}
+		if weekly == nil || !weekly.Differs || !weekly.AnswersDiffer || weekly.Cells[0].Verdict == weekly.Cells[1].Verdict || len(weekly.Cells[1].Lines) == 0 {
+			t.Errorf("weekly row %+v", weekly)
+		}
 	}
 	plain := kmx(t, h, "test", file, "--json")
 	var rep struct {
