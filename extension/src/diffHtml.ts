@@ -100,7 +100,7 @@ th { color: var(--vscode-descriptionForeground); font-weight: normal; }
 
 /** A comparison column's name: "MODEL (route)", then its baseline's revision. */
 export function comparisonColumnName(c: ComparisonColumn): string {
-  const model = c.model.model === "" && c.model.route === "" ? `run ${c.run}` : `${c.model.model} (${c.model.route})`;
+  const model = c.model.model === "" && c.model.route === "" ? `run ${c.runId}` : `${c.model.model} (${c.model.route})`;
   if (c.baseline === undefined) {
     return model;
   }
@@ -188,7 +188,7 @@ export function comparisonHtml(cd: ComparisonDiff, nonce: string, cspSource: str
     const head = cols
       .map((c) => {
         const s = c.summary;
-        return `<th scope="col"><a href="${escapeHtml(replayHref(c.run))}" title="replay this run offline">${escapeHtml(comparisonColumnName(c))}</a><div class="muted">${s.pass} pass, ${s.fail} fail, ${s.unknown} unknown${s.other > 0 ? `, ${s.other} other` : ""}</div></th>`;
+        return `<th scope="col"><a href="${escapeHtml(replayHref(c.runId))}" title="replay this run offline">${escapeHtml(comparisonColumnName(c))}</a><div class="muted">${s.pass} pass, ${s.fail} fail, ${s.unknown} unknown${s.other > 0 ? `, ${s.other} other` : ""}</div></th>`;
       })
       .join("");
     body += `<table id="grid"><thead><tr><th scope="col">example</th>${head}</tr></thead><tbody>${rows.map(comparisonRowHtml).join("")}</tbody></table>`;

@@ -1020,7 +1020,7 @@ export interface ComparisonGrid {
 /** Go: readback.ComparisonColumn */
 export interface ComparisonColumn {
   column: number;
-  run: string;
+  runId: string;
   model: ModelIdentity;
   baseline?: ResultBaseline;
   summary: ComparisonSummary;

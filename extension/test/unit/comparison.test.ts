@@ -14,7 +14,7 @@ const replay = (runId: string) => commandUri("kmx.inspectRun", { runId });
 function comparison(): ComparisonDiff {
   const model = (m: string) => ({ route: "editor", model: m });
   return {
-    schema: "kmx.journal.comparison/v1",
+    schema: "kmx.journal.comparison/v2",
     label: "local preview journal comparison; not a test result",
     liveCalls: 0,
     id: "cmp1",
@@ -23,8 +23,8 @@ function comparison(): ComparisonDiff {
     diffs: [],
     grid: {
       columns: [
-        { column: 1, run: "R1", model: model("kmx-test/kmx-good"), summary: { pass: 2, fail: 0, unknown: 0, other: 0 } },
-        { column: 2, run: "R2", model: model(`kmx-test/${evil}`), summary: { pass: 1, fail: 1, unknown: 0, other: 0 } },
+        { column: 1, runId: "R1", model: model("kmx-test/kmx-good"), summary: { pass: 2, fail: 0, unknown: 0, other: 0 } },
+        { column: 2, runId: "R2", model: model(`kmx-test/${evil}`), summary: { pass: 1, fail: 1, unknown: 0, other: 0 } },
       ],
       rows: [
         {
@@ -119,9 +119,9 @@ describe("the links into the compare view", () => {
   });
   it("the replay of a comparison's run links to its compare view", () => {
     const base = {
-      schema: "kmx.journal.inspect/v1",
+      schema: "kmx.journal.inspect/v2",
       label: "l",
-      run: { id: "R2", created: "", status: "finished", command: "test", agentId: "notes", agentRevision: "", kmxVersion: "" },
+      run: { runId: "R2", created: "", status: "finished", command: "test", agentId: "notes", agentRevision: "", kmxVersion: "" },
       liveCalls: 0,
       summary: { turns: 0, verified: 0, incomplete: 0, failed: 0, cancelled: 0, judgeSamples: 0 },
       reasoningShown: false,

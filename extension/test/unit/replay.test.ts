@@ -13,9 +13,9 @@ function turn(over: Partial<InspectedTurn>): InspectedTurn {
 
 function inspection(turns: InspectedTurn[], over: Partial<Inspection> = {}): Inspection {
   return {
-    schema: "kmx.journal.inspect/v1",
+    schema: "kmx.journal.inspect/v2",
     label: "local preview journal replay; not a test result",
-    run: { id: "R1", created: "2026-12-05T05:00:00Z", status: "finished", command: "test", agentId: "fixer", agentRevision: "ab", kmxVersion: "0.1.0" },
+    run: { runId: "R1", created: "2026-12-05T05:00:00Z", status: "finished", command: "test", agentId: "fixer", agentRevision: "ab", kmxVersion: "0.1.0" },
     liveCalls: 0,
     summary: { turns: turns.length, verified: turns.length, incomplete: 0, failed: 0, cancelled: 0, judgeSamples: 0 },
     reasoningShown: false,

@@ -496,7 +496,7 @@ func TestJournalDiffOfAComparison(t *testing.T) {
 	// The grid the compare view renders: current × baseline, the baseline's
 	// column naming its commit, weekly's verdicts and answers differing.
 	if g := cd.Grid; g == nil || len(g.Columns) != 2 || g.Columns[0].Baseline != nil || g.Columns[1].Baseline == nil || g.Columns[1].Baseline.Commit != passing ||
-		g.Columns[0].Run != doc.Columns[0].RunID || g.Columns[0].Model.Model != "fake" {
+		g.Columns[0].RunID != doc.Columns[0].RunID || g.Columns[0].Model.Model != "fake" {
 		t.Errorf("grid columns %+v", cd.Grid)
 	} else {
 		var weekly *readback.ComparisonRow

@@ -42,7 +42,7 @@ func TestDiffRunsReadsAComparisonBack(t *testing.T) {
 		t.Fatalf("answer %+v", d)
 	}
 	g := cd.Grid
-	if len(g.Columns) != 2 || g.Columns[0].Run != res.Comparison.Columns[0].RunID || g.Columns[1].Run != res.Comparison.Columns[1].RunID ||
+	if len(g.Columns) != 2 || g.Columns[0].RunID != res.Comparison.Columns[0].RunID || g.Columns[1].RunID != res.Comparison.Columns[1].RunID ||
 		g.Columns[0].Model.Model != "copilot/gpt-4.1" || g.Columns[1].Model.Model != "copilot/claude-sonnet-4.6" {
 		t.Fatalf("columns %+v", g.Columns)
 	}

@@ -49,9 +49,9 @@ type ComparisonGrid struct {
 
 // ComparisonColumn is one retained run of the comparison.
 type ComparisonColumn struct {
-	// Column is its place in the comparison (1-based), Run its run ID.
+	// Column is its place in the comparison (1-based), RunID its run.
 	Column int    `json:"column"`
-	Run    string `json:"run"`
+	RunID  string `json:"runId"`
 	// Model is the model its turns sent to (empty when none was sent).
 	Model journal.ModelIdentity `json:"model"`
 	// Baseline is set on a baseline's column: where its instructions came from.
@@ -122,7 +122,7 @@ func comparisonGrid(kept []int, runs map[int]string, diffs []*RunDiff) *Comparis
 		}
 	}
 	for i, c := range kept {
-		col := ComparisonColumn{Column: c, Run: runs[c]}
+		col := ComparisonColumn{Column: c, RunID: runs[c]}
 		switch {
 		case len(diffs) == 0:
 		case i == 0:
