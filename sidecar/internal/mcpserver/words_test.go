@@ -19,9 +19,11 @@ func TestRefusalsNameArgumentsNotFlags(t *testing.T) {
 	dir := t.TempDir()
 	noModel := filepath.Join(dir, "nomodel.agent.md")
 	greeter := filepath.Join(dir, "greeter.agent.md")
+	other := filepath.Join(dir, "other.agent.md")
 	for path, body := range map[string]string{
 		noModel: "---\nname: nomodel\n---\nReply with exactly `hello`.\n\n## Examples\n\n```yaml\n- id: greet\n  input: Hi\n  assert:\n    - contains: hello\n```\n",
 		greeter: "---\nname: greeter\nmodel: fake\n---\nReply with exactly `hello`.\n\n## Examples\n\n```yaml\n- id: greet\n  input: Hi\n  assert:\n    - contains: hello\n```\n",
+		other:   "---\nname: other\nmodel: fake\n---\nReply with exactly `hello`.\n\n## Examples\n\n```yaml\n- id: greet\n  input: Hi\n  assert:\n    - contains: hello\n```\n",
 	} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -32,6 +34,8 @@ func TestRefusalsNameArgumentsNotFlags(t *testing.T) {
 	// An endpoint that is never reached: every case is refused before
 	// anything is sent.
 	withEndpoint := connect(t, mcpserver.Config{Version: "test", Getenv: env, Endpoint: "http://127.0.0.1:9/v1"})
+	var greeterRun runner.Report
+	decode(t, call(t, plain, "Test", map[string]any{"file": greeter}), &greeterRun)
 
 	tests := []struct {
 		name string
@@ -48,6 +52,10 @@ func TestRefusalsNameArgumentsNotFlags(t *testing.T) {
 			[]string{`next: pass model "NAME" with the name the endpoint serves the model under (for a local Ollama, for example model "llama3.2")`}},
 		{"a model in VS Code's form on an endpoint", true, "Test", map[string]any{"file": greeter, "model": "Claude Sonnet 4.6 (copilot)"},
 			[]string{`next: pass model "NAME" with the name`, "or run the agent from the kmx extension"}},
+		{"a re-grade of another file's run", false, "Test", map[string]any{"file": other, "fromRun": greeterRun.RunID},
+			[]string{"next: pass a run of this file as the fromRun argument (each Test result names its run), or test afresh without it"}},
+		{"a re-grade of a run that is not retained", false, "Test", map[string]any{"file": other, "fromRun": "20990101T000000.000000000Z-00000000"},
+			[]string{"next: pass the run ID a Test result named"}},
 		{"a baseline git would read as an option", false, "Test", map[string]any{"file": greeter, "baseline": "-x"},
 			[]string{`baseline "-x" starts with '-'`}},
 		{"a baseline outside git", false, "Test", map[string]any{"file": greeter, "baseline": "HEAD~1"},

@@ -33,6 +33,9 @@ const (
 	Clear   Setting = "clear"
 	// Root is a folder kmx mcp may read (kmx mcp --root).
 	Root Setting = "root"
+	// Runs is the list of retained runs, as a command: on the command
+	// line kmx journal list (with a value, --file VALUE: a file's runs).
+	Runs Setting = "journal list"
 )
 
 // Words is how one front names a setting: Words(s, "") is the setting
@@ -43,6 +46,12 @@ type Words func(s Setting, value string) string
 
 // Flags are the command line's words: the flag, then its value.
 func Flags(s Setting, value string) string {
+	if s == Runs {
+		if value == "" {
+			return "kmx journal list"
+		}
+		return "kmx journal list --file " + value
+	}
 	if value == "" {
 		return "--" + string(s)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
@@ -529,7 +530,12 @@ func openForInspect(ctx context.Context, dir, runID string) (*journal.Journal, e
 		return nil, stateRefusal(err, "there are no retained runs: the journal folder does not exist yet")
 	}
 	if _, err := os.Lstat(filepath.Join(dir, runID+".db")); errors.Is(err, fs.ErrNotExist) {
-		return nil, invocation.Refuse("run kmx journal list to see the retained runs", "there is no retained run %s (it may have been cleared or removed by retention)", runID)
+		return nil, invocation.RefuseIn(func(w problem.Words) string {
+			if l := w(problem.Runs, ""); l != "" {
+				return "run " + l + " to see the retained runs"
+			}
+			return "pass the run ID a Test result named, of a run still retained (kmx keeps the newest 20 runs)"
+		}, nil, "there is no retained run %s (it may have been cleared or removed by retention)", runID)
 	}
 	j, err := journal.Open(ctx, dir, runID)
 	if err != nil {

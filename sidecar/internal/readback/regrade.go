@@ -7,6 +7,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // Regrade is what a re-grade (a Test from a retained run) decided before
@@ -49,12 +50,20 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 		return nil, invocation.Refuse("report this kmx bug; run kmx test FILE to test afresh", "replaying run %s attempted %d model calls", from, in.LiveCalls)
 	}
 	if in.Run.AgentID != plan.Agent.ID {
-		return nil, invocation.Refuse("pass a run of this file (kmx journal list --file FILE), or run kmx test FILE",
-			"run %s is of agent %q, not %q", from, in.Run.AgentID, plan.Agent.ID)
+		return nil, invocation.RefuseIn(func(w problem.Words) string {
+			if l := w(problem.Runs, "FILE"); l != "" {
+				return "pass a run of this file (" + l + "), or run kmx test FILE"
+			}
+			return "pass a run of this file as " + w(problem.From, "") + " (each Test result names its run), or test afresh without it"
+		}, nil, "run %s is of agent %q, not %q", from, in.Run.AgentID, plan.Agent.ID)
 	}
 	if in.Run.Command != string(invocation.ModeTest) || src.result == nil {
-		return nil, invocation.Refuse("pass the run of a kmx test (kmx journal list --file FILE shows them), or run kmx test FILE",
-			"run %s is not a completed kmx test: it recorded no verdicts", from)
+		return nil, invocation.RefuseIn(func(w problem.Words) string {
+			if l := w(problem.Runs, "FILE"); l != "" {
+				return "pass the run of a kmx test (" + l + " shows them), or run kmx test FILE"
+			}
+			return "pass the run of a completed Test as " + w(problem.From, "") + " (each Test result names its run), or test afresh without it"
+		}, nil, "run %s is not a completed kmx test: it recorded no verdicts", from)
 	}
 	rg := &Regrade{Source: from, Agent: map[string]*SourceSession{}, Refused: map[string]string{}, Specs: map[string][]journal.ResultJudge{}}
 	for _, re := range src.result.Examples {
