@@ -2,7 +2,7 @@
 // out, so the rules that matter are unit-tested without VS Code:
 // unknown is never passed, refusals carry their text, failures point at the
 // deciding assertion with expected and actual.
-import { type AssertionResult, type ExampleResult, type Range, type Report, type TurnResult, type Usage, Verdicts } from "./protocol";
+import { type AssertionResult, type ExampleResult, type FileEvidence, type Range, type Report, type TurnResult, type Usage, Verdicts } from "./protocol";
 
 export interface OutcomeMessage {
   text: string;
@@ -23,7 +23,7 @@ export interface Outcome {
 }
 
 /** Outcomes for the requested example ids, in request order. */
-export function outcomesFor(report: Report | undefined, requested: readonly string[]): Outcome[] {
+export function outcomesFor(report: Report | undefined, requested: readonly string[], evidence: readonly FileEvidence[] = []): Outcome[] {
   if (report === undefined) {
     return requested.map((id) => ({
       id,
@@ -40,7 +40,10 @@ export function outcomesFor(report: Report | undefined, requested: readonly stri
   return requested.map((id) => {
     const ex = byId.get(id);
     if (ex !== undefined) {
-      return outcomeOf(ex);
+      return outcomeOf(
+        ex,
+        evidence.filter((e) => e.example === id),
+      );
     }
     // A refusal of the whole invocation (invalid file, bad route...) names
     // no example; every requested one shows the refusal text.
@@ -56,7 +59,13 @@ export function refusalText(message: string, next: string | undefined): string {
   return next !== undefined && next !== "" ? `${m}\n${next}` : m;
 }
 
-export function outcomeOf(ex: ExampleResult): Outcome {
+/**
+ * The outcome of one example. evidence is the reply's fileEvidence of this
+ * example: a failed file assertion with evidence is shown as an
+ * expected/actual diff (the deciding one on its assertion, any other
+ * after it).
+ */
+export function outcomeOf(ex: ExampleResult, evidence: readonly FileEvidence[] = []): Outcome {
   const base = { id: ex.id, durationMs: ex.durationMs };
   switch (ex.verdict) {
     case Verdicts.Pass:
@@ -71,7 +80,7 @@ export function outcomeOf(ex: ExampleResult): Outcome {
       }
       return { ...base, kind: "passed", messages: [] };
     case Verdicts.Fail:
-      return { ...base, kind: "failed", messages: decidingMessages(ex, "failed") };
+      return { ...base, kind: "failed", messages: decidingMessages(ex, "failed", evidence) };
     case Verdicts.Unknown:
       return { ...base, kind: "errored", messages: decidingMessages(ex, "inconclusive") };
     case Verdicts.Refused:
@@ -195,7 +204,7 @@ function decidingAssertion(ex: Decided): AssertionResult | undefined {
 // The first message sits on the deciding assertion with expected/actual (a
 // diff in the peek); the second on the example's `- id:` line, so both
 // places show why.
-function decidingMessages(ex: Decided, word: "failed" | "inconclusive"): OutcomeMessage[] {
+function decidingMessages(ex: Decided, word: "failed" | "inconclusive", evidence: readonly FileEvidence[] = []): OutcomeMessage[] {
   const a = decidingAssertion(ex);
   const why = ex.message ?? a?.message ?? "";
   const head = word === "inconclusive" ? "inconclusive (unknown, not a pass)" : "failed";
@@ -222,7 +231,24 @@ function decidingMessages(ex: Decided, word: "failed" | "inconclusive"): Outcome
         m.actual = a.actual;
       }
     }
+    // A file assertion's sides are in the reply's evidence, not in the
+    // report (which carries paths only): the file's content against what
+    // was expected, as a diff.
+    const ev = word === "failed" ? evidence.find((e) => e.assertion === a.index) : undefined;
+    if (ev !== undefined) {
+      m.expected = ev.expected;
+      m.actual = ev.actual;
+    }
     out.push(m);
+  }
+  if (word === "failed") {
+    for (const other of ex.assertions ?? []) {
+      const ev = evidence.find((e) => e.assertion === other.index);
+      if (other.index === a?.index || other.outcome !== "fail" || ev === undefined) {
+        continue;
+      }
+      out.push({ text: `failed too: assertion ${other.index + 1} (${other.type}) ${other.outcome}: ${other.message}`, expected: ev.expected, actual: ev.actual, range: ex.range });
+    }
   }
   out.push({ text: `${ex.id}: ${head}${why !== "" ? `: ${why}` : ""} (local preview)`, range: ex.range });
   return out;

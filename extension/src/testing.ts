@@ -438,7 +438,11 @@ export class KmxTests implements vscode.Disposable {
   /** Marks the items of one file from a report: the one place results are shown. */
   applyReport(run: vscode.TestRun, file: vscode.TestItem, res: ReportResult, items: readonly vscode.TestItem[]): void {
     const report: Report | undefined = res.report;
-    const outcomes = outcomesFor(report, items.map((i) => i.label));
+    const outcomes = outcomesFor(
+      report,
+      items.map((i) => i.label),
+      res.fileEvidence ?? [],
+    );
     items.forEach((item, n) => {
       const o = outcomes[n];
       if (o !== undefined) {

@@ -239,6 +239,7 @@ export interface ReportResult {
   documentVersion: number;
   report?: Report;
   captureEdit?: unknown;
+  fileEvidence?: FileEvidence[];
 }
 
 /** Go: runner.Report */
@@ -490,6 +491,14 @@ export interface StubbedReport {
 export interface UsageReport {
   agent: Usage;
   judge: Usage;
+}
+
+/** Go: lsp.FileEvidence */
+export interface FileEvidence {
+  example: string;
+  assertion: number;
+  expected: string;
+  actual: string;
 }
 
 /** Go: lsp.TestParams */

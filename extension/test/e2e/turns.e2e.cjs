@@ -1,9 +1,11 @@
-// Multi-turn examples in a real VS Code (docs/agent-file.md, issue 28):
-// the Run example lens runs the whole script, and the Test Explorer shows
-// the example with a child per turn, each with its own verdict (the
-// second turn fails, so the third is not run: skipped, never passed) and
-// the fake model's token usage. Registered into vscode.e2e.cjs's one
-// browser session with its helpers.
+// Multi-turn examples and fixture workspaces in a real VS Code
+// (docs/agent-file.md, issues 28 and 27): the Run example lens runs the
+// whole script, and the Test Explorer shows the example with a child per
+// turn, each with its own verdict (the second turn fails, so the third is
+// not run: skipped, never passed) and the fake model's token usage; an
+// agent that edits a copy of its fixture, tested from the lens, shows its
+// file assertions, a failing one as an expected/actual diff. Registered
+// into vscode.e2e.cjs's one browser session with its helpers.
 "use strict";
 const assert = require("node:assert/strict");
 const fs = require("node:fs");
@@ -46,6 +48,24 @@ const script = [
   "```",
   "",
 ].join("\n");
+
+// The fix-add demo (testdata/demo), with a second example whose file
+// assertions fail: the fake model's edit makes "return a + b", not
+// "return b + a", and changes calc/add.go only.
+function fixAdd() {
+  const demo = path.join(__dirname, "..", "..", "..", "testdata", "demo");
+  const text = fs.readFileSync(path.join(demo, "fix-add.agent.md"), "utf8");
+  const wrong = [
+    "- id: wrong-fix",
+    "  input: Add returns the wrong sum; fix it.",
+    "  assert:",
+    '    - fileContains: {path: calc/add.go, text: "return b + a"}',
+    "    - filesChanged: [calc/add.go, README.md]",
+    "```",
+  ].join("\n");
+  const at = text.lastIndexOf("```");
+  return { demo, text: `${text.slice(0, at)}${wrong}${text.slice(at + 3)}` };
+}
 
 module.exports = function register(h) {
   const { step, palette, shot } = h;
@@ -158,5 +178,58 @@ module.exports = function register(h) {
     await rows.filter({ hasText: "turn 1: One" }).first().locator(".codicon-testing-passed-icon").waitFor({ timeout: 10_000 });
     await rows.filter({ hasText: /^chat/ }).first().locator(".codicon-testing-passed-icon").waitFor({ timeout: 10_000 });
     await shot("turns-run-a-turn");
+  });
+
+  step("a fixture workspace agent tested from the lens: the Test Explorer shows its file assertions, a failing one as an expected/actual diff", 180_000, async () => {
+    await palette("Notifications: Clear All Notifications");
+    await palette("View: Close All Editors");
+    const dir = path.join(process.env.KMX_E2E_WORKSPACE, "fix");
+    const { demo, text } = fixAdd();
+    fs.cpSync(path.join(demo, "fixtures"), path.join(dir, "fixtures"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "fix-add.agent.md"), text);
+    const fixture = fs.readFileSync(path.join(dir, "fixtures", "calc", "calc", "add.go"), "utf8");
+    await page().waitForTimeout(1_500);
+    await openFromExplorer("fix", "fix-add.agent.md");
+    await lens("▶ Test file").first().waitFor({ timeout: 60_000 });
+    await lens("▶ Test file").first().click();
+    const toast = page().locator(".notifications-toasts .notification-toast", { hasText: "kmx fix/fix-add.agent.md: fail: 1 pass, 1 fail" });
+    await toast.first().waitFor({ timeout: 60_000 });
+    // The edits went to a scratch copy: the user's fixture is untouched.
+    assert.equal(fs.readFileSync(path.join(dir, "fixtures", "calc", "calc", "add.go"), "utf8"), fixture);
+
+    await palette("Testing: Focus on Test Explorer View");
+    const rows = await expanded("fix/fix-add.agent.md", /^wrong-fix/);
+    const pass = rows.filter({ hasText: /^fix-add/ }).first();
+    const fail = rows.filter({ hasText: /^wrong-fix/ }).first();
+    await pass.locator(".codicon-testing-passed-icon").waitFor({ timeout: 30_000 });
+    await fail.locator(".codicon-testing-failed-icon").waitFor({ timeout: 10_000 });
+    // Each item lists its assertions: the file assertions by name.
+    await pass.getByText(/fileContains, fileNotContains, fileMatches, fileUnchanged, filesChanged/).waitFor({ timeout: 10_000 });
+    await fail.getByText(/fileContains, filesChanged/).waitFor({ timeout: 10_000 });
+    await shot("workspace-file-assertions");
+
+    // The failing fileContains as a diff: the expected text against the
+    // file's final content in the scratch copy, in the peek's diff editor.
+    await fail.click();
+    await palette("Test: Peek Output");
+    const peek = page().locator(".peekview-widget").first();
+    await peek.waitFor({ timeout: 15_000 });
+    const diff = peek.locator(".monaco-diff-editor");
+    for (let i = 0; (await diff.count()) === 0; i += 1) {
+      if (i >= 4) {
+        throw new Error(`the peek shows no diff: ${await peek.innerText()}`);
+      }
+      // The first message the peek opens on may be the example line's;
+      // the next is the deciding assertion's diff.
+      await peek.locator(".action-label.codicon-arrow-down, .action-label[aria-label*='Next']").first().click({ timeout: 5_000 });
+      await page().waitForTimeout(500);
+    }
+    await diff.first().waitFor({ timeout: 10_000 });
+    const shown = await peek.innerText();
+    assert.match(shown, /fileContains/);
+    await diff.locator(".view-line", { hasText: "return b + a" }).first().waitFor({ timeout: 10_000 });
+    await diff.locator(".view-line", { hasText: "return a + b" }).first().waitFor({ timeout: 10_000 });
+    await shot("workspace-file-assertion-diff");
+    await page().keyboard.press("Escape");
   });
 };

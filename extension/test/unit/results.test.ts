@@ -265,3 +265,45 @@ describe("usage", () => {
     assert.equal(usageText({ promptTokens: 10, completionTokens: 2, totalTokens: 12, unreported: 1 }), "12 tokens (prompt 10, completion 2); a lower bound: 1 turn reported no usage");
   });
 });
+
+describe("file assertion evidence", () => {
+  // The report of an example run on a fixture workspace: paths only; the
+  // reply's fileEvidence has each failed file assertion's two sides.
+  const wrong = ex({
+    id: "wrong",
+    verdict: "fail",
+    message: "2 of 3 assertions failed (#1, #3)",
+    deciding: 0,
+    decidingRange: rng(30),
+    assertions: [
+      { index: 0, type: "fileContains", outcome: "fail", expected: "calc/add.go", message: "calc/add.go does not contain the text" },
+      { index: 1, type: "fileMatches", outcome: "pass", expected: "calc/add.go", message: "calc/add.go matches the pattern" },
+      { index: 2, type: "filesChanged", outcome: "fail", message: "changed: [calc/add.go]; expected exactly: [README.md, calc/add.go]" },
+    ],
+  });
+  const evidence = [
+    { example: "wrong", assertion: 0, expected: "return b + a", actual: "package calc\n\treturn a + b\n" },
+    { example: "wrong", assertion: 2, expected: "README.md\ncalc/add.go\n", actual: "calc/add.go\n" },
+    { example: "other", assertion: 1, expected: "x", actual: "y" },
+  ];
+  it("shows the deciding file assertion as a diff of the text against the file's content, and every other failed one after it", () => {
+    const [o] = outcomesFor(report({ examples: [wrong] }), ["wrong"], evidence);
+    assert.equal(o?.kind, "failed");
+    const m = o?.messages ?? [];
+    assert.equal(m[0]?.text, "failed: assertion 1 (fileContains) fail: calc/add.go does not contain the text");
+    assert.equal(m[0]?.expected, "return b + a");
+    assert.equal(m[0]?.actual, "package calc\n\treturn a + b\n");
+    assert.equal(m[0]?.range?.start.line, 30);
+    assert.equal(m[1]?.text, "failed too: assertion 3 (filesChanged) fail: changed: [calc/add.go]; expected exactly: [README.md, calc/add.go]");
+    assert.equal(m[1]?.expected, "README.md\ncalc/add.go\n");
+    assert.equal(m[1]?.actual, "calc/add.go\n");
+    assert.match(m[2]?.text ?? "", /^wrong: failed/);
+    assert.equal(m.length, 3, "a passing assertion or another example's evidence adds no message");
+  });
+  it("without evidence a file assertion names its path in words, no diff", () => {
+    const [o] = outcomesFor(report({ examples: [wrong] }), ["wrong"]);
+    assert.equal(o?.messages[0]?.expected, "calc/add.go");
+    assert.equal(o?.messages[0]?.actual, undefined);
+    assert.equal(o?.messages.length, 2);
+  });
+});

@@ -209,6 +209,27 @@ type ReportResult struct {
 	// extension applies it as one undoable edit; the sidecar never writes
 	// the file in the editor.
 	CaptureEdit any `json:"captureEdit,omitempty"`
+	// FileEvidence is, for each failed file assertion of an example run
+	// on a fixture workspace, what it expected and what the turn left, for
+	// the Test Explorer's expected/actual diff. The report carries paths
+	// and counts only; this is the editor's alone, each side bounded
+	// (workspace.MaxEvidenceBytes) and never credential-shaped.
+	FileEvidence []FileEvidence `json:"fileEvidence,omitempty"`
+}
+
+// FileEvidence is one failed file assertion's two sides
+// (workspace.Evidence): fileContains' text against the file's final
+// content, fileNotContains' content without the text against the content,
+// fileMatches' pattern against the content, fileUnchanged's fixture bytes
+// against the final ones, filesChanged's expected paths against the
+// changed ones (one a line).
+type FileEvidence struct {
+	// Example is the example's ID; Assertion the assertion's index in its
+	// assert list (the report's assertions[].index).
+	Example   string `json:"example"`
+	Assertion int    `json:"assertion"`
+	Expected  string `json:"expected"`
+	Actual    string `json:"actual"`
 }
 
 // DocumentParams names one agent file.

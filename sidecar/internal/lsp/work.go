@@ -136,6 +136,7 @@ func (s *Server) execute(ctx context.Context, method, title, uri string, token [
 		if edit := s.captureEdit(uri, src, rep); edit != nil {
 			res.CaptureEdit = edit
 		}
+		res.FileEvidence = s.fileEvidence(src, rep)
 	}
 	return res, nil
 }
