@@ -449,8 +449,8 @@ export class KmxTests implements vscode.Disposable {
         applyOutcome(run, item, o);
         const ex = report?.examples?.find((e) => e.id === item.label && e.adHoc !== true);
         // Each turn's own verdict on its child; a turn the report does
-        // not list (the file changed since) is left as it was, and a turn
-        // item of an example that did not run as a script is skipped.
+        // not list (the example was refused, or the file changed since
+        // the run started) is skipped, never passed.
         const byTurn = new Map((ex !== undefined ? turnOutcomes(ex) : []).map((t) => [`${item.id}${turnSep}${t.id.slice("turn:".length)}`, t]));
         item.children.forEach((t) => {
           const to = byTurn.get(t.id);
