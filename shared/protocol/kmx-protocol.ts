@@ -600,6 +600,7 @@ export interface RunInfo {
   status: string;
   agentId?: string;
   agentRevision?: string;
+  agentPath?: string;
   command?: string;
   kmxVersion?: string;
   size: number;
@@ -654,6 +655,7 @@ export interface InspectedRun {
   command: string;
   agentId: string;
   agentRevision: string;
+  agentPath?: string;
   kmxVersion: string;
 }
 
@@ -954,6 +956,7 @@ export interface DiffRun {
   command: string;
   agentId: string;
   agentRevision: string;
+  agentPath?: string;
   kmxVersion: string;
   verdicts: boolean;
   sourceRun?: string;

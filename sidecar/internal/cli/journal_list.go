@@ -27,6 +27,9 @@ type listedFile struct {
 	Path     string `json:"path"`
 	AgentID  string `json:"agentId"`
 	Revision string `json:"revision"`
+	// key is the agent file's journal path (journal.PathKey): runs of
+	// another file with the same name are not this file's.
+	key string
 }
 
 type listedRun struct {
@@ -41,7 +44,7 @@ func runJournalList(env Env, args []string) error {
 	var asJSON bool
 	var file string
 	flags.BoolVar(&asJSON, "json", false, "print the versioned JSON list")
-	flags.StringVar(&file, "file", "", "list only the runs of this agent `FILE`'s agent (its ID), marking its current revision")
+	flags.StringVar(&file, "file", "", "list only the runs of agent `FILE` (this file, not another with its name), marking its current revision")
 	pos, err := parseInterspersed(flags, args, journalListUsage)
 	if err != nil {
 		return err
@@ -55,14 +58,14 @@ func runJournalList(env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		res, _, err := agentfile.ParseFile(file, src, invocation.ReadPairFile)
+		res, agentPath, err := agentfile.ParseFile(file, src, invocation.ReadPairFile)
 		if err != nil {
 			return usagef("pass a *.agent.md file", "kmx journal list: %v", err)
 		}
 		if res.Agent == nil || res.Agent.ID == "" {
 			return usagef("pass a *.agent.md file", "kmx journal list: cannot tell which agent %s is", file)
 		}
-		lf = &listedFile{Path: file, AgentID: res.Agent.ID, Revision: res.Agent.Revision}
+		lf = &listedFile{Path: file, AgentID: res.Agent.ID, Revision: res.Agent.Revision, key: journal.PathKey(agentPath)}
 	}
 	dir, exists, err := journalDir("kmx journal list", env)
 	if err != nil {
@@ -70,11 +73,11 @@ func runJournalList(env Env, args []string) error {
 	}
 	var runs []journal.RunInfo
 	if exists {
-		agentID := ""
+		agentID, agentPath := "", ""
 		if lf != nil {
-			agentID = lf.AgentID
+			agentID, agentPath = lf.AgentID, lf.key
 		}
-		if runs, err = journal.ListAgent(dir, agentID); err != nil {
+		if runs, err = journal.ListAgent(dir, agentID, agentPath); err != nil {
 			return stateRefusal("kmx journal list", err)
 		}
 	}

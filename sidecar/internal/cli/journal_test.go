@@ -307,3 +307,41 @@ func TestEveryJSONDocumentNamesTheRunByRunId(t *testing.T) {
 		t.Errorf("journal diff --json a/b = %v / %v, want runId %s / %s", diff["a"], diff["b"], a, b)
 	}
 }
+
+// Issue 31 item 14: ci/release-notes.agent.md and tools/release-notes.agent.md
+// were one agent to journal list --file and to --from: each listed the
+// other's runs, and one re-graded the other's answers. Runs are keyed by the
+// file's path as well as its agent ID.
+func TestSameNamedFilesInTwoFoldersAreTwoAgentsToListAndFrom(t *testing.T) {
+	h := home(t)
+	src, err := os.ReadFile(demoFile("release-notes.agent.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	var files [2]string
+	for i, folder := range []string{"ci", "tools"} {
+		if err := os.Mkdir(filepath.Join(root, folder), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		files[i] = filepath.Join(root, folder, "release-notes.agent.md")
+		if err := os.WriteFile(files[i], src, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ci := testRun(t, h, files[0])
+	tools := testRun(t, h, files[1])
+	for i, want := range []string{ci, tools} {
+		l := listRuns(t, h, "--file", files[i])
+		if len(l.Runs) != 1 || l.Runs[0].RunID != want {
+			t.Errorf("journal list --file %s lists %+v, want its own run %s only", files[i], l.Runs, want)
+		}
+	}
+	r := kmx(t, h, "test", files[1], "--from", ci)
+	if r.code != ExitRefusal || !strings.Contains(r.stderr, "another file named") || !strings.Contains(r.stderr, files[0]) {
+		t.Errorf("kmx test tools/… --from a run of ci/…: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := kmx(t, h, "test", files[1], "--from", tools); r.code != ExitOK {
+		t.Errorf("kmx test tools/… --from its own run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -67,6 +67,12 @@ type RunMeta struct {
 	AgentRevision string
 	Command       string // "run" or "test" (or another lower-case command name)
 	Label         string // always Label; empty means Label
+	// AgentPath is the agent file the run was of, as PathKey makes it
+	// (absolute, symlinks resolved): two files with the same name in
+	// different folders are one agent ID but two agents. Empty for a run
+	// of no file on disk, and in journals kmx wrote before it recorded
+	// paths.
+	AgentPath string
 }
 
 func (m RunMeta) normalize() (RunMeta, error) {
@@ -370,6 +376,9 @@ func (j *Journal) initSchema(ctx context.Context, db *sql.DB) error {
 		{"agent_id", j.meta.AgentID},
 		{"agent_revision", j.meta.AgentRevision},
 		{"command", j.meta.Command},
+	}
+	if j.meta.AgentPath != "" {
+		kv = append(kv, [2]string{"agent_path", j.meta.AgentPath})
 	}
 	for _, p := range kv {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)`, p[0], p[1]); err != nil {

@@ -140,6 +140,7 @@ func (j *Journal) readMeta(ctx context.Context, conn *sql.Conn) error {
 		AgentRevision: m["agent_revision"],
 		Command:       m["command"],
 		Label:         m["label"],
+		AgentPath:     m["agent_path"],
 	}
 	j.status = m["status"]
 	if j.status == "" {

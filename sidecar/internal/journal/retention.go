@@ -57,8 +57,11 @@ type RunInfo struct {
 	Status        string `json:"status"`
 	AgentID       string `json:"agentId,omitempty"`
 	AgentRevision string `json:"agentRevision,omitempty"`
-	Command       string `json:"command,omitempty"`
-	KmxVersion    string `json:"kmxVersion,omitempty"`
+	// AgentPath is the agent file the run was of (RunMeta.AgentPath);
+	// absent for runs kmx recorded before it kept paths.
+	AgentPath  string `json:"agentPath,omitempty"`
+	Command    string `json:"command,omitempty"`
+	KmxVersion string `json:"kmxVersion,omitempty"`
 	// Size is the total bytes of the family's files as the listing leaves
 	// them: reading a crashed run folds its write-ahead log into its
 	// database, so its files are counted after that read, and the figure
@@ -226,7 +229,7 @@ func describe(dir string, f *family) RunInfo {
 		}
 		return ri
 	}
-	ri.AgentID, ri.AgentRevision, ri.Command, ri.KmxVersion = m.AgentID, m.AgentRevision, m.Command, m.KmxVersion
+	ri.AgentID, ri.AgentRevision, ri.AgentPath, ri.Command, ri.KmxVersion = m.AgentID, m.AgentRevision, m.AgentPath, m.Command, m.KmxVersion
 	if f.opened(running) {
 		// The read went through Open, whose close may have folded a
 		// crashed run's log into its database and removed the -wal and

@@ -91,12 +91,12 @@ func (s *Server) codeLens(ctx context.Context, raw json.RawMessage) (any, error)
 		}
 		// Re-grade needs a finished test of this file's agent: its answers
 		// are graded again with zero agent model calls (docs/regrade.md).
-		if run := s.lastTestRun(a.ID); run != "" {
+		if run := s.lastTestRun(a.ID, agentPathKey(uri)); run != "" {
 			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{
 				Title: titleRegrade, Command: CommandRegradeLastRun, Arguments: []any{TestParams{URI: uri, FromRun: run}},
 			}})
 		}
-		if run := s.lastRun(a.ID); run != "" {
+		if run := s.lastRun(a.ID, agentPathKey(uri)); run != "" {
 			lenses = append(lenses, codeLens{Range: at, Command: &lspCommand{
 				Title: titleReplay, Command: CommandInspectRun, Arguments: []any{InspectParams{RunID: run}},
 			}})

@@ -43,13 +43,13 @@ func (s *Server) diffRuns(ctx context.Context, p DiffRunsParams) (*DiffRunsResul
 			return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %v", MethodDiffRuns, err)
 		}
 	}
-	var agentID, subject string
+	var agentID, agentPath, subject string
 	switch {
 	case p.RunID != "":
 		status := ""
 		for _, r := range runs {
 			if r.ID == p.RunID {
-				agentID, status = r.AgentID, r.Status
+				agentID, agentPath, status = r.AgentID, r.AgentPath, r.Status
 			}
 		}
 		if agentID == "" {
@@ -68,11 +68,11 @@ func (s *Server) diffRuns(ctx context.Context, p DiffRunsParams) (*DiffRunsResul
 		if res.Agent == nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %s has no agent to compare runs of; fix the file (see the Problems panel)", MethodDiffRuns, p.URI)
 		}
-		agentID, subject = res.Agent.ID, "the newest run"
+		agentID, agentPath, subject = res.Agent.ID, agentPathKey(p.URI), "the newest run"
 	default:
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: give uri (an agent file) or runId (a retained run)", MethodDiffRuns)
 	}
-	a, b := previousRun(runs, agentID, p.RunID)
+	a, b := previousRun(runs, agentID, agentPath, p.RunID)
 	if a == "" {
 		return nil, jsonrpc2.Errorf(CodeRequestFailed, "%s: %s of agent %q has no earlier finished run to compare with; run or test the file again, then compare", MethodDiffRuns, subject, agentID)
 	}
@@ -97,12 +97,13 @@ func diffRefusal(err error) error {
 }
 
 // previousRun returns (A, B): B is run (or, when run is "", the newest
-// ended run of agentID) and A the newest ended run of agentID before it;
-// A is "" when there is none. Executing runs are never compared.
-func previousRun(runs []journal.RunInfo, agentID, run string) (string, string) {
+// ended run of the agent agentID in agentPath) and A the newest ended run
+// of that agent before it; A is "" when there is none. Executing runs are
+// never compared.
+func previousRun(runs []journal.RunInfo, agentID, agentPath, run string) (string, string) {
 	var ended []string
 	for _, r := range runs {
-		if r.AgentID == agentID && endedRun(r.Status) {
+		if r.Of(agentID, agentPath) && endedRun(r.Status) {
 			ended = append(ended, r.ID)
 		}
 	}

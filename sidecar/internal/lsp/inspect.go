@@ -8,6 +8,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
@@ -41,20 +42,31 @@ func (s *Server) inspect(ctx context.Context, p InspectParams) (*InspectResult, 
 	return &InspectResult{ProtocolVersion: ProtocolVersion, Inspection: in}, nil
 }
 
-// lastRun returns the newest run of agentID that is no longer executing, for
+// lastRun returns the newest run of the agent (its ID and file) that is no longer executing, for
 // the "Replay last run" lens; "" when there is none (or no journals yet).
-func (s *Server) lastRun(agentID string) string {
-	return s.newestRun(func(r journal.RunInfo) bool { return endedRun(r.Status) && r.AgentID == agentID })
+func (s *Server) lastRun(agentID, agentPath string) string {
+	return s.newestRun(func(r journal.RunInfo) bool { return endedRun(r.Status) && r.Of(agentID, agentPath) })
 }
 
 // lastTestRun returns the newest finished kmx test run of agentID, the one
 // "Re-grade last run" re-grades; "" when there is none. Only a test that
 // finished recorded its verdicts (the run.result record a re-grade needs);
 // the re-grade itself replays the whole journal before trusting it.
-func (s *Server) lastTestRun(agentID string) string {
+func (s *Server) lastTestRun(agentID, agentPath string) string {
 	return s.newestRun(func(r journal.RunInfo) bool {
-		return r.Status == journal.StatusFinished && r.Command == "test" && r.AgentID == agentID
+		return r.Status == journal.StatusFinished && r.Command == "test" && r.Of(agentID, agentPath)
 	})
+}
+
+// agentPathKey is the journal's path of the agent file a document URI is
+// part of (an examples file's agent file), "" for a URI that names no
+// file on disk.
+func agentPathKey(uri string) string {
+	p := uriPath(uri)
+	if a := agentfile.AgentPathOf(p); a != "" {
+		p = a
+	}
+	return journal.PathKey(p)
 }
 
 // newestRun returns the ID of the newest retained run that keep accepts;

@@ -30,7 +30,7 @@ func (s *Server) listRuns(_ context.Context, p DocumentParams) (*ListRunsResult,
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
-	runs, err := journal.ListAgent(dir, res.Agent.ID)
+	runs, err := journal.ListAgent(dir, res.Agent.ID, agentPathKey(p.URI))
 	if err != nil {
 		return nil, requestFailed(MethodListRuns, err)
 	}

@@ -239,9 +239,9 @@ func DiffComparison(ctx context.Context, dir, run string) (*ComparisonDiff, erro
 	if err != nil {
 		return nil, readRefusal(ctx, run, err)
 	}
-	agent := j.Meta().AgentID
+	agent, agentPath := j.Meta().AgentID, j.Meta().AgentPath
 	j.Close()
-	infos, err := journal.ListAgent(dir, agent)
+	infos, err := journal.ListAgent(dir, agent, agentPath)
 	if err != nil {
 		return nil, fmt.Errorf("list the runs of %s: %w", agent, err)
 	}

@@ -160,7 +160,10 @@ type InspectedRun struct {
 	Command       string `json:"command"`
 	AgentID       string `json:"agentId"`
 	AgentRevision string `json:"agentRevision"`
-	KmxVersion    string `json:"kmxVersion"`
+	// AgentPath is the agent file the run was of (journal.RunMeta.AgentPath);
+	// absent in journals kmx wrote before it recorded paths.
+	AgentPath  string `json:"agentPath,omitempty"`
+	KmxVersion string `json:"kmxVersion"`
 }
 
 // InspectSummary counts the top-level turns by state and the judge samples.
@@ -357,7 +360,7 @@ func inspectWith(ctx context.Context, dir, runID string, keep func([]journal.Rec
 	defer j.Close()
 	in := &Inspection{Schema: InspectSchema, Label: InspectLabel, ReasoningShown: true, Turns: []InspectedTurn{}}
 	m := j.Meta()
-	in.Run = InspectedRun{ID: runID, Status: j.Status(), Command: m.Command, AgentID: m.AgentID, AgentRevision: m.AgentRevision, KmxVersion: m.KmxVersion}
+	in.Run = InspectedRun{ID: runID, Status: j.Status(), Command: m.Command, AgentID: m.AgentID, AgentRevision: m.AgentRevision, AgentPath: m.AgentPath, KmxVersion: m.KmxVersion}
 	in.Run.Created, _ = time.Parse("20060102T150405.000000000Z", runID[:len("20060102T150405.000000000Z")])
 	if in.Run.Status == "" {
 		in.Run.Status = journal.RunCrashed

@@ -57,6 +57,12 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 			return "pass a run of this file as " + w(problem.From, "") + " (each Test result names its run), or test afresh without it"
 		}, nil, "run %s is of agent %q, not %q", from, in.Run.AgentID, plan.Agent.ID)
 	}
+	if here := journal.PathKey(plan.Path); !journal.SamePath(in.Run.AgentPath, here) {
+		// The same name in another folder: another agent, whose answers
+		// were never this file's.
+		return nil, invocation.Refuse("pass a run of this file (kmx journal list --file FILE), or run kmx test FILE",
+			"run %s is of %s, another file named %q, not of %s", from, in.Run.AgentPath, plan.Agent.ID, here)
+	}
 	if in.Run.Command != string(invocation.ModeTest) || src.result == nil {
 		return nil, invocation.RefuseIn(func(w problem.Words) string {
 			if l := w(problem.Runs, "FILE"); l != "" {

@@ -243,6 +243,7 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 		KmxVersion:    opts.Version,
 		AgentID:       plan.Agent.ID,
 		AgentRevision: plan.Agent.Revision,
+		AgentPath:     journal.PathKey(plan.Path),
 		Command:       command,
 		Label:         Label,
 	})
