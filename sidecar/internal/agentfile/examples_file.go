@@ -68,7 +68,22 @@ func PairRevision(agentSrc, examplesSrc []byte) string {
 // closing fence (see examplesFile). Diagnostics in the examples file carry
 // its base name in File. Like Parse, ParsePair is a pure function of its
 // arguments.
+//
+// The examples file is read as saved: complete, so YAML that does not
+// parse is an Error where it stops parsing, never "still being written".
+// ParsePairTyping reads an editor buffer with unsaved changes.
 func ParsePair(agentName string, agentSrc []byte, examplesName string, examplesSrc []byte) Result {
+	return parsePairText(agentName, agentSrc, examplesName, examplesSrc, false)
+}
+
+// ParsePairTyping is ParsePair for an examples file being typed (an
+// editor buffer with unsaved changes): YAML cut at its end may be the
+// last example still being written, an Information, not an Error.
+func ParsePairTyping(agentName string, agentSrc []byte, examplesName string, examplesSrc []byte) Result {
+	return parsePairText(agentName, agentSrc, examplesName, examplesSrc, true)
+}
+
+func parsePairText(agentName string, agentSrc []byte, examplesName string, examplesSrc []byte, typing bool) Result {
 	p := newParser(agentName, agentSrc)
 	p.sibling = true
 	p.examplesName = baseName(examplesName)
@@ -80,7 +95,7 @@ func ParsePair(agentName string, agentSrc []byte, examplesName string, examplesS
 	p.agent.Revision = PairRevision(agentSrc, examplesSrc)
 	p.agent.ExamplesFile = p.examplesName
 
-	ex := p.examplesFile(examplesSrc)
+	ex := p.examplesFile(examplesSrc, typing)
 	p.agent.Examples = ex.agent.Examples
 	p.agent.Workspace, p.agent.WorkspaceRange = ex.agent.Workspace, ex.agent.WorkspaceRange
 	for _, d := range ex.diags {
@@ -105,18 +120,23 @@ func (p *parser) siblingName() string {
 // fence because it needs none: it is a whole YAML document, so once it
 // parses as YAML it is finished, and it is read like an Examples block
 // whose fence is closed (a wrong last example is an Error, as it would be
-// above a closing fence). Only text that does not parse as YAML yet can be
-// a node cut at the end of the file: then the end is treated as a fence
-// still open, the examples before the last are checked as complete, and
-// the last one is still being written unless an earlier one is invalid;
-// its message says what the whole reading found. A file with no example
-// yet is still being written.
-func (p *parser) examplesFile(src []byte) *parser {
+// above a closing fence). A saved file (typing false) is finished too,
+// whether it parses or not: YAML that does not is an Error on the line
+// where it stops parsing. Only in a buffer being typed can text that does
+// not parse as YAML yet be a node cut at the end of the file: then the end
+// is treated as a fence still open, the examples before the last are
+// checked as complete, and the last one is still being written unless an
+// earlier one is invalid; its message says what the whole reading found.
+// A file with no example yet is still being written.
+func (p *parser) examplesFile(src []byte, typing bool) *parser {
 	whole := p.examplesParser(src)
 	whole.examplesComplete(whole.lineAt(0), 0, len(src), true)
 	whole.checkIDs()
 	whole.checkWorkspaces()
 	if !whole.hasErrors() && len(whole.agent.Examples) > 0 || !whole.hasCode(CodeYAMLSyntax) && !noItems(src) {
+		return whole
+	}
+	if !typing && whole.hasCode(CodeYAMLSyntax) {
 		return whole
 	}
 	open := p.examplesParser(src)
@@ -183,6 +203,16 @@ func (p *parser) hasErrors() bool {
 // absent. agentPath is the agent file's path, the one journals, failures
 // and reports are filed under. ParseFile itself touches no filesystem.
 func ParseFile(path string, src []byte, read func(string) ([]byte, error)) (res Result, agentPath string, err error) {
+	return ParseFileTyping(path, src, read, nil)
+}
+
+// ParseFileTyping is ParseFile in an editor: typing reports whether the
+// text of the examples file at a path is a buffer with unsaved changes
+// (ParsePairTyping); nil, or false, reads it as saved, complete.
+func ParseFileTyping(path string, src []byte, read func(string) ([]byte, error), typing func(path string) bool) (res Result, agentPath string, err error) {
+	pair := func(agentPath string, agentSrc []byte, examplesPath string, examplesSrc []byte) Result {
+		return parsePairText(agentPath, agentSrc, examplesPath, examplesSrc, typing != nil && typing(examplesPath))
+	}
 	if examples := AgentPathOf(path); examples != "" {
 		agentPath = examples
 		agentSrc, err := read(agentPath)
@@ -192,7 +222,7 @@ func ParseFile(path string, src []byte, read func(string) ([]byte, error)) (res 
 			}
 			return Result{}, agentPath, fmt.Errorf("reading the agent file %s: %w", baseName(agentPath), err)
 		}
-		return ParsePair(agentPath, agentSrc, path, src), agentPath, nil
+		return pair(agentPath, agentSrc, path, src), agentPath, nil
 	}
 	sibling := SiblingExamplesPath(path)
 	if sibling == "" {
@@ -205,5 +235,5 @@ func ParseFile(path string, src []byte, read func(string) ([]byte, error)) (res 
 	case err != nil:
 		return Result{}, path, fmt.Errorf("reading the examples file %s: %w", baseName(sibling), err)
 	}
-	return ParsePair(path, src, sibling, examplesSrc), path, nil
+	return pair(path, src, sibling, examplesSrc), path, nil
 }

@@ -23,8 +23,58 @@ func readPair(t *testing.T) (agent, examples []byte) {
 	return a, e
 }
 
+// parsePair reads the examples text as an editor buffer being typed
+// (ParsePairTyping): the prefix and refusal properties below are about
+// text that may still be cut; savedPair reads it as a saved file.
 func parsePair(a, e []byte) Result {
+	return ParsePairTyping("pair/reviewer.agent.md", a, "pair/reviewer"+ExamplesFileSuffix, e)
+}
+
+func savedPair(a, e []byte) Result {
 	return ParsePair("pair/reviewer.agent.md", a, "pair/reviewer"+ExamplesFileSuffix, e)
+}
+
+// Issue 31 item 18: a mis-indented last example in a saved examples file
+// was "still being written" at 1:1, an Information, and kmx test refused
+// the file as unfinished. A saved examples file is complete: YAML that does
+// not parse is an Error on the line where it stops parsing, from the
+// column its text starts in. The same text being typed stays unfinished.
+func TestASavedExamplesFileWithAMisIndentedLastExampleIsAnErrorWhereItIs(t *testing.T) {
+	a, _ := readPair(t)
+	tests := []struct {
+		name, src string
+		line, col int
+	}{
+		// yaml.v3 names line 4 ("did not find expected '-' indicator").
+		{"the last item indented one space", "- id: one\n  input: hi\n  assert:\n    - contains: hello\n - id: two\n   input: hey\n", 5, 2},
+		{"a key of the last example indented too far", "- id: one\n  input: hi\n- id: two\n  input: hey\n   assert:\n    - contains: hello\n", 5, 4},
+		{"a key of the last example indented too little", "- id: one\n  input: hi\n- id: two\n  input: hey\n assert:\n    - contains: hello\n", 5, 2},
+		{"a comment and a blank line before it", "# examples\n\n- id: one\n  input: hi\n\n - id: two\n   input: hey\n", 6, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := savedPair(a, []byte(tt.src))
+			if r.State != Invalid {
+				t.Fatalf("saved: state %v, want invalid:\n%s", r.State, FormatDiagnostics(r.Diagnostics))
+			}
+			var found *Diagnostic
+			for i, d := range r.Diagnostics {
+				if d.Code == CodeUnfinished {
+					t.Errorf("saved: still being written: %+v", d)
+				}
+				if d.Code == CodeYAMLSyntax {
+					found = &r.Diagnostics[i]
+				}
+			}
+			if found == nil || found.Severity != SeverityError || found.File != "reviewer"+ExamplesFileSuffix ||
+				found.Range.Start.Line+1 != tt.line || found.Range.Start.Character+1 != tt.col {
+				t.Fatalf("saved: want an Error KMX1001 at %d:%d in the examples file:\n%s", tt.line, tt.col, FormatDiagnostics(r.Diagnostics))
+			}
+			if typed := parsePair(a, []byte(tt.src)); typed.State != Unfinished {
+				t.Errorf("being typed: state %v, want unfinished:\n%s", typed.State, FormatDiagnostics(typed.Diagnostics))
+			}
+		})
+	}
 }
 
 func TestPairIsValidAndSendsTheWholeBody(t *testing.T) {

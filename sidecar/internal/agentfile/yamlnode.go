@@ -72,6 +72,7 @@ func (p *parser) yamlError(fr fragment, err error) {
 	l := first
 	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
+		n = culpritLine(p.src.text[fr.start:fr.end], n, m[2])
 		l = min(max(first, fr.baseLine+n-1), lastLine)
 		msg = m[2]
 	} else {
@@ -80,8 +81,53 @@ func (p *parser) yamlError(fr fragment, err error) {
 	if len(secrets.Scan(msg)) > 0 {
 		msg = "this line is not valid YAML"
 	}
+	// From the line's first character: a mis-indented line is marked
+	// where its text starts, the column its indentation put it in.
 	r := p.src.lineRange(l)
+	start := p.src.lineStarts[l]
+	text := p.src.text[start:p.src.lineEnd(l)]
+	r.Start = p.src.pos(start + len(text) - len(strings.TrimLeft(text, " \t")))
 	p.errorf(r, CodeYAMLSyntax, "YAML does not parse: "+msg+"; fix the syntax here")
+}
+
+// culpritSearch bounds how many lines past yaml.v3's line culpritLine
+// tries, so a long fragment costs a few parses, never one per line.
+const culpritSearch = 64
+
+// culpritLine is the 1-based line of text where the YAML stops parsing.
+// yaml.v3 names, for some errors, the line of the last token it accepted:
+// a mis-indented "- id:" or key is reported on the line above it
+// ("did not find expected '-' indicator"). So the first prefix of whole
+// lines, from yaml's line on, that fails for a reason other than ending
+// early is the line to mark. An error that is itself about the text ending
+// early (an unclosed quote or bracket) keeps yaml's line, as does a search
+// that finds nothing.
+func culpritLine(text string, reported int, msg string) int {
+	if endsEarly(msg) || reported < 1 {
+		return reported
+	}
+	// starts[i] is the offset of line i+1.
+	starts := []int{0}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' && i+1 < len(text) {
+			starts = append(starts, i+1)
+		}
+	}
+	for k := reported; k <= len(starts) && k < reported+culpritSearch; k++ {
+		end := len(text)
+		if k < len(starts) {
+			end = starts[k]
+		}
+		if _, err := decodeYAML(text[:end]); err != nil && !endsEarly(err.Error()) {
+			return k
+		}
+	}
+	return reported
+}
+
+// endsEarly reports a YAML error about text that ends inside a construct.
+func endsEarly(msg string) bool {
+	return strings.Contains(msg, "end of stream") || strings.Contains(msg, "unexpected end")
 }
 
 // resolve follows an alias to the node it names.

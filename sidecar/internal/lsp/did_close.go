@@ -26,5 +26,24 @@ func (s *Server) didClose(ctx context.Context, raw json.RawMessage) (any, error)
 	return nil, nil
 }
 
-// didSave needs nothing: diagnostics follow the buffer, not the disk.
-func (s *Server) didSave(context.Context, json.RawMessage) (any, error) { return nil, nil }
+type didSaveParams struct {
+	TextDocument struct {
+		URI string `json:"uri"`
+	} `json:"textDocument"`
+}
+
+// didSave re-checks the saved document (and its open partner): a saved
+// examples file is complete, so YAML cut at its end is no longer "still
+// being written" but an Error where it stops parsing. Otherwise
+// diagnostics follow the buffer, not the disk.
+func (s *Server) didSave(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p didSaveParams
+	if err := decode("textDocument/didSave", raw, &p); err != nil {
+		return nil, nil
+	}
+	if s.docs.saved(p.TextDocument.URI) {
+		s.diagnose(ctx, p.TextDocument.URI)
+		s.diagnosePartner(ctx, p.TextDocument.URI)
+	}
+	return nil, nil
+}

@@ -64,7 +64,14 @@ func (s *Server) parsePair(snap snapshot) (agentfile.Result, bool) {
 			return agentfile.Result{}, false
 		}
 	}
-	res, _, err := agentfile.ParseFile(path, snap.text, s.readText)
+	typing := func(p string) bool {
+		if p == path {
+			return snap.dirty
+		}
+		other, ok := s.docs.snapshotAt(p)
+		return ok && other.dirty
+	}
+	res, _, err := agentfile.ParseFileTyping(path, snap.text, s.readText, typing)
 	if err != nil {
 		return agentfile.Result{State: agentfile.Invalid, Diagnostics: []agentfile.Diagnostic{{
 			File: fileIn(snap.uri), Severity: agentfile.SeverityError, Message: err.Error(),

@@ -68,3 +68,51 @@ func TestPairRefusalsAreShownInTheFileThatCausesThem(t *testing.T) {
 		t.Errorf("examples file diagnostics = %+v, want none (an unrecorded call is stubbed, not refused)", d.Diagnostics)
 	}
 }
+
+// Issue 31 item 18: a saved examples file whose last example is
+// mis-indented was "still being written" at 1:1, an Information. Opened as
+// saved, or saved after typing, it is an Error on the mis-indented line;
+// while the buffer has unsaved changes it stays "still being written".
+func TestASavedExamplesFileWithAMisIndentedLastExampleIsAnErrorOnItsLine(t *testing.T) {
+	agent := "---\nmodel: fake\n---\nReply with exactly `hello`\n"
+	good := "- id: one\n  input: hi\n  assert:\n    - contains: hello\n"
+	bad := good + " - id: two\n   input: hey\n"
+	agentPath := writeAgent(t, "greet.agent.md", agent)
+	examplesPath := filepath.Join(filepath.Dir(agentPath), "greet"+agentfile.ExamplesFileSuffix)
+	if err := os.WriteFile(examplesPath, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	uri := fileURI(examplesPath)
+	c := startServer(t, lsp.Options{})
+	c.initialize(nil)
+	misIndented := func(d publishedDiagnostics) bool {
+		return len(d.Diagnostics) == 1 && d.Diagnostics[0].Code == agentfile.CodeYAMLSyntax && d.Diagnostics[0].Severity == 1 &&
+			d.Diagnostics[0].Range.Start.Line == 4 && d.Diagnostics[0].Range.Start.Character == 1
+	}
+
+	// Opened as it is on disk: complete.
+	c.open(uri, 1, bad)
+	if d, _ := c.diagnosticsFor(0, uri, 1); !misIndented(d) {
+		t.Fatalf("opened: %+v, want one Error KMX1001 at 5:2 (the ' - id: two' line)", d.Diagnostics)
+	}
+
+	// Typing: fixed, then broken again; unsaved, the break is unfinished.
+	from := c.count()
+	c.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2},
+		"contentChanges": []map[string]any{{"text": good}}})
+	c.diagnosticsFor(from, uri, 2)
+	from = c.count()
+	c.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 3},
+		"contentChanges": []map[string]any{{"text": bad}}})
+	d, _ := c.diagnosticsFor(from, uri, 3)
+	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Code != agentfile.CodeUnfinished || d.Diagnostics[0].Severity != 3 {
+		t.Fatalf("typed, unsaved: %+v, want one Information KMX1100 (still being written)", d.Diagnostics)
+	}
+
+	// Saved: complete again, the Error where the text is.
+	from = c.count()
+	c.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	if d, _ := c.diagnosticsFor(from, uri, 3); !misIndented(d) {
+		t.Fatalf("saved: %+v, want one Error KMX1001 at 5:2", d.Diagnostics)
+	}
+}

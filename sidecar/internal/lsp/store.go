@@ -42,6 +42,11 @@ type document struct {
 	// checking is set while a check loop runs for this document; pending
 	// asks it to run again on the newest text.
 	checking, pending bool
+	// dirty: the text changed since the client opened or last saved it,
+	// so it is being typed (an examples file cut at its end may be an
+	// example still being written); a document as opened or saved is
+	// the file, complete.
+	dirty bool
 }
 
 // snapshot is an immutable view of one open document at one version: its
@@ -51,6 +56,8 @@ type snapshot struct {
 	uri     string
 	version int32
 	text    []byte
+	// dirty: the document has changes the client has not saved.
+	dirty bool
 	// parsed is the cached parse of this version, nil when diagnostics
 	// have not run on it yet.
 	parsed *agentfile.Result
@@ -77,7 +84,7 @@ func newStore(parse func(snapshot) agentfile.Result) *store {
 
 // view is doc's snapshot; the caller holds mu.
 func (st *store) view(doc *document) snapshot {
-	return snapshot{uri: doc.uri, version: doc.version, text: doc.text, parsed: doc.result, parser: doc.parser, parse: st.parse}
+	return snapshot{uri: doc.uri, version: doc.version, text: doc.text, dirty: doc.dirty, parsed: doc.result, parser: doc.parser, parse: st.parse}
 }
 
 // open stores a document the client opened, replacing one of the same URI.
@@ -106,7 +113,20 @@ func (st *store) change(uri string, version int32, changes []contentChange) erro
 	doc.text = text
 	doc.version = version
 	doc.result = nil
+	doc.dirty = true
 	return nil
+}
+
+// saved marks uri as saved (its text is the file's) and drops its cached
+// parse, which read it as being typed; it reports whether uri is open.
+func (st *store) saved(uri string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	doc, ok := st.docs[uri]
+	if ok {
+		doc.dirty, doc.result = false, nil
+	}
+	return ok
 }
 
 // close forgets the document, then runs cleared (which clears its
@@ -204,14 +224,15 @@ func (st *store) check(uri string, fn func(snapshot)) {
 }
 
 // publish runs send if, at publish time, v is still the newest version of
-// an open document, and caches res as that version's parse. The check and
+// an open document (and it was not saved since: a save changes how an
+// examples file reads), and caches res as that version's parse. The check and
 // the send are one step, so an older result can never follow a newer one.
 func (st *store) publish(v snapshot, res agentfile.Result, send func()) bool {
 	st.publishMu.Lock()
 	defer st.publishMu.Unlock()
 	st.mu.Lock()
 	doc, ok := st.docs[v.uri]
-	current := ok && doc.version == v.version
+	current := ok && doc.version == v.version && doc.dirty == v.dirty
 	if current {
 		doc.result = &res
 	}
