@@ -257,6 +257,7 @@ export interface Report {
   durationMs: number;
   summary: Summary;
   toolSettings?: ToolSetting[];
+  toolSummary?: ToolSummary;
   examples: ExampleResult[] | null;
   retention?: RetentionReport;
   refusal?: RefusalReport;
@@ -301,6 +302,14 @@ export interface Summary {
 export interface ToolSetting {
   name: string;
   state: string;
+}
+
+/** Go: runner.ToolSummary */
+export interface ToolSummary {
+  declared: number;
+  disabled?: string[];
+  offered: number;
+  sources?: Record<string, number>;
 }
 
 /** Go: runner.ExampleResult */

@@ -84,8 +84,9 @@ func printRefusalDiagnostics(w io.Writer, rep *runner.Report, r *invocation.Refu
 	}
 }
 
-// printFooter ends human output with the run's identity and the label.
-func printFooter(w io.Writer, rep *runner.Report) {
+// printFooter ends human output with the run's identity and the label;
+// on colours the verdict (a terminal without NO_COLOR).
+func printFooter(w io.Writer, rep *runner.Report, on bool) {
 	fmt.Fprintf(w, "%s: %s · model %s (%s) · %.1f ms\n", plural(len(rep.Examples), "example"), rep.Summary.Counts(), rep.Route.Agent.Model, rep.Route.Agent.Route, rep.DurationMs)
 	if line := toolSettingsLine(rep); line != "" {
 		fmt.Fprintln(w, line)
@@ -98,7 +99,7 @@ func printFooter(w io.Writer, rep *runner.Report) {
 	}
 	printCapture(w, rep.Capture)
 	printStubbed(w, rep.Stubbed)
-	fmt.Fprintf(w, "%s: verdict %s (not deployment qualification)\n", runner.Label, rep.Verdict)
+	fmt.Fprintf(w, "%s: verdict %s (not deployment qualification)\n", runner.Label, paintVerdict(on, rep.Verdict, rep.Verdict))
 	if rep.Command == "test" {
 		printNotPassing(w, rep)
 	}

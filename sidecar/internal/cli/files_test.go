@@ -161,3 +161,37 @@ func TestCheckFolderFailsOnUnfinished(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// Issue 31 item 11: in a folder run every stderr line about one file names
+// it, once ("kmx: ci/bad.agent.md: ci/bad.agent.md has 1 error(s)" named
+// it twice).
+func TestAFolderRunsStderrNamesEachFileOnce(t *testing.T) {
+	h := home(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.agent.md")
+	if err := os.WriteFile(bad, []byte("Reply with exactly `x`.\n\n## Examples\n\n```yaml\n- id: a\n  input: hi\n  assert:\n    - containz: x\n```\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := os.ReadFile(demoFile("release-notes.agent.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ok.agent.md"), ok, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := kmx(t, h, "test", dir)
+	if r.code != ExitRefusal {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if strings.HasPrefix(line, "next:") {
+			continue
+		}
+		if n := strings.Count(line, bad); n != 1 {
+			t.Errorf("stderr line names %s %d times: %q", bad, n, line)
+		}
+	}
+	if !strings.Contains(r.stderr, "kmx: "+bad+" has 1 error(s)") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}

@@ -170,8 +170,13 @@ func junitSuiteOf(rep *runner.Report) junitSuite {
 		Time:  seconds(rep.DurationMs),
 		Props: []junitProp{{"label", runner.Label}, {"runId", rep.RunID}, {"revision", rep.Agent.Revision}, {"model", rep.Route.Agent.Model}},
 	}
-	for _, s := range rep.ToolSettings {
-		suite.Props = append(suite.Props, junitProp{"toolSetting", s.Name + "=" + s.State})
+	if t := rep.Tools; t != nil {
+		// A summary, not a property per declared tool: the disabled ones
+		// (not kmx.yaml's default) are named, every state is in --json.
+		suite.Props = append(suite.Props, junitProp{"tools", strings.TrimPrefix(t.Line(), "tools: ")})
+		for _, name := range t.Disabled {
+			suite.Props = append(suite.Props, junitProp{"toolDisabled", name})
+		}
 	}
 	if s := rep.Stubbed; s != nil {
 		// Named once for the file: which tools answered "not available in

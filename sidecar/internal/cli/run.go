@@ -65,7 +65,7 @@ func runRun(ctx context.Context, env Env, args []string) error {
 	}
 	rep, runErr := runner.Run(ctx, opts, req)
 	if runErr == nil && !asJSON {
-		printFooter(env.Stdout, rep)
+		printFooter(env.Stdout, rep, colourOn(env))
 	}
 	return finish(env, rep, runErr, asJSON)
 }

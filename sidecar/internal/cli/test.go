@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
@@ -182,7 +183,10 @@ func runTest(ctx context.Context, env Env, args []string) error {
 		if err != nil && !asJSON && !errors.As(err, &failure) {
 			// A fail or unknown verdict is on the file's own footer; a
 			// refusal is said here, naming the file.
-			printProblem(env, fmt.Errorf("%s: %w", p, err))
+			if !strings.HasPrefix(err.Error(), p+" ") {
+				err = fmt.Errorf("%s: %w", p, err)
+			}
+			printProblem(env, err)
 		}
 		errs = append(errs, err)
 	}
@@ -195,7 +199,7 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	verdict, total := overall(reps, refusedFiles)
 	if !asJSON && len(set.paths) > 0 {
 		fmt.Fprintf(env.Stdout, "\n%s: %d pass, %d fail, %d unknown across %s · verdict %s\n",
-			plural(len(set.paths), "file"), total.Pass, total.Fail, total.Unknown, plural(total.Pass+total.Fail+total.Unknown, "example"), verdict)
+			plural(len(set.paths), "file"), total.Pass, total.Fail, total.Unknown, plural(total.Pass+total.Fail+total.Unknown, "example"), paintVerdict(colourOn(env), verdict, verdict))
 	}
 	if !asJSON && len(set.paths) == 0 {
 		fmt.Fprintf(env.Stdout, "kmx test: shard %s holds none of the files\n", shard)
@@ -234,6 +238,7 @@ func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte
 	opts.ToolBinding = tf.binding
 	opts.HoldRuns = tf.hold
 	opts.KeepWorkspace = tf.keepWorkspace
+	on := colourOn(env)
 	if !tf.asJSON {
 		header := onceHeader(env, "test", path)
 		opts.OnExample = func(ex runner.ExampleResult) {
@@ -242,7 +247,7 @@ func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte
 			if f := trialsWord(ex); f != "" {
 				word = f
 			}
-			fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", word, ex.ID, runner.DecidingLine(ex))
+			fmt.Fprintf(env.Stdout, "  %s %-24s %s\n", paintVerdict(on, fmt.Sprintf("%-8s", word), word), ex.ID, runner.DecidingLine(ex))
 			if line := evidenceLine(ex); line != "" {
 				fmt.Fprintf(env.Stdout, "  %-8s %-24s %s\n", "", "", line)
 			}
@@ -256,7 +261,7 @@ func testOne(ctx context.Context, env Env, tf testFlags, path string, src []byte
 	rep, runErr := runner.Test(ctx, opts, invocation.Request{Path: path, Source: src, Examples: tf.examples})
 	if runErr == nil && !tf.asJSON {
 		printTrialsAndRegrade(env.Stdout, rep)
-		printFooter(env.Stdout, rep)
+		printFooter(env.Stdout, rep, on)
 	}
 	return rep, runErr
 }

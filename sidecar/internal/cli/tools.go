@@ -22,17 +22,12 @@ func toolLine(ex runner.ExampleResult) string {
 	return fmt.Sprintf("tools: %s: %s", plural(ex.ToolCalls, "call"), strings.Join(parts, ", "))
 }
 
-// toolSettingsLine is the run's frozen kmx.yaml states, e.g.
-// "tools: github_list_merged_prs Disabled"; "" for a file without tools.
+// toolSettingsLine is the run's tools in a few figures (runner.ToolSummary),
+// e.g. "tools: 6 declared, none disabled · 9 offered: 1 recorded, 8
+// unavailable (…)"; "" for a file without tools. Every name and state is
+// in the JSON report's toolSettings.
 func toolSettingsLine(rep *runner.Report) string {
-	if len(rep.ToolSettings) == 0 {
-		return ""
-	}
-	parts := make([]string, 0, len(rep.ToolSettings))
-	for _, s := range rep.ToolSettings {
-		parts = append(parts, s.Name+" "+s.State)
-	}
-	return "tools: " + strings.Join(parts, ", ")
+	return rep.Tools.Line()
 }
 
 // junitToolProps are an example's tool figures as JUnit properties; nil

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,7 @@ func TestCLIShowsToolCallsAndSources(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"tools: 1 call: github_list_merged_prs (recorded)", "tools: 1 call: github_list_merged_prs (unavailable)", "tools: github_list_merged_prs Enabled"} {
+	for _, want := range []string{"tools: 1 call: github_list_merged_prs (recorded)", "tools: 1 call: github_list_merged_prs (unavailable)", "tools: 1 declared, none disabled · 1 offered: 1 recorded"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output does not say %q:\n%s", want, r.stdout)
 		}
@@ -70,7 +71,7 @@ func TestCLIShowsToolCallsAndSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`name="toolSetting" value="github_list_merged_prs=Enabled"`, `name="toolSource" value="github_list_merged_prs=recorded"`, `name="toolCalls" value="1"`} {
+	for _, want := range []string{`name="tools" value="1 declared, none disabled · 1 offered: 1 recorded"`, `name="toolSource" value="github_list_merged_prs=recorded"`, `name="toolCalls" value="1"`} {
 		if !strings.Contains(string(x), want) {
 			t.Errorf("JUnit lacks %s:\n%s", want, x)
 		}
@@ -136,5 +137,64 @@ func TestStubbedToolsAreNamedOnce(t *testing.T) {
 	}
 	if strings.Join(got, "|") != "toolStubbed=edit/editFiles|toolStubbed=web/fetch|toolStubbedNext="+runner.StubbedNext {
 		t.Fatalf("JUnit properties %v", got)
+	}
+}
+
+// Issue 31 item 11: an agent declaring 32 tools printed a tools: line of 32
+// entries and 32 JUnit toolSetting properties. Both say it in a few
+// figures: how many are declared, which are disabled, and what answers the
+// offered ones; the JSON report keeps every name and state.
+func TestThirtyTwoDeclaredToolsAreOneSummaryLineNotThirtyTwoEntries(t *testing.T) {
+	h := home(t)
+	dir := t.TempDir()
+	var names []string
+	for i := 1; i <= 32; i++ {
+		names = append(names, fmt.Sprintf("tool%02d", i))
+	}
+	agent := "---\nmodel: fake\ntools: [" + strings.Join(names, ", ") + "]\n---\nReply with exactly `ok`.\n\n## Examples\n\n```yaml\n- id: one\n  input: hi\n  tools:\n    tool01:\n      recorded:\n        calls: [{arguments: {}, result: fine}]\n  assert:\n    - contains: ok\n```\n"
+	file := filepath.Join(dir, "many.agent.md")
+	if err := os.WriteFile(file, []byte(agent), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kmx.yaml"), []byte("tools:\n  tool31: Disabled\n  tool32: Disabled\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(t.TempDir(), "out.xml")
+	r := kmx(t, h, "test", file, "--junit", junit)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	want := `tools: 32 declared, 2 disabled in kmx.yaml (tool31, tool32) · 32 offered: 1 recorded, 29 unavailable (answered "not available in this test"), 2 disabled`
+	if !strings.Contains(r.stdout, want+"\n") {
+		t.Errorf("output does not end its tools line as %q:\n%s", want, r.stdout)
+	}
+	if strings.Contains(r.stdout, "tool05") {
+		t.Errorf("the output names every tool:\n%s", r.stdout)
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(x), `name="toolSetting"`); n != 0 {
+		t.Errorf("JUnit has %d toolSetting properties, want a summary:\n%s", n, x)
+	}
+	for _, w := range []string{`name="tools" value="32 declared, 2 disabled in kmx.yaml (tool31, tool32) · 32 offered: 1 recorded, 29 unavailable (answered &#34;not available in this test&#34;), 2 disabled"`, `name="toolDisabled" value="tool31"`, `name="toolDisabled" value="tool32"`} {
+		if !strings.Contains(string(x), w) {
+			t.Errorf("JUnit lacks %s:\n%s", w, x)
+		}
+	}
+	j := kmx(t, h, "test", file, "--json")
+	var rep struct {
+		ToolSettings []struct{ Name, State string }
+		ToolSummary  struct {
+			Declared, Offered int
+			Sources           map[string]int
+		}
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.ToolSettings) != 32 || rep.ToolSummary.Declared != 32 || rep.ToolSummary.Offered != 32 || rep.ToolSummary.Sources["recorded"] != 1 {
+		t.Errorf("JSON toolSettings %d, toolSummary %+v", len(rep.ToolSettings), rep.ToolSummary)
 	}
 }

@@ -51,7 +51,10 @@ type Report struct {
 	// ToolSettings is every declared tool's kmx.yaml state, frozen at run
 	// start; absent when the file declares no tools or nothing ran.
 	ToolSettings []invocation.ToolSetting `json:"toolSettings,omitempty"`
-	Examples     []ExampleResult          `json:"examples"`
+	// Tools summarizes the tools in a few figures (ToolSummary.Line);
+	// absent when the file declares no tools or nothing ran.
+	Tools    *ToolSummary    `json:"toolSummary,omitempty"`
+	Examples []ExampleResult `json:"examples"`
 	// Retention is set for a completed non-pass Test: whether its failure
 	// projection was retained for Explain.
 	Retention *RetentionReport `json:"retention,omitempty"`

@@ -257,6 +257,7 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 	// Execution provenance: the settings this run froze (a refusal before
 	// this point has none).
 	rep.ToolSettings = plan.ToolSettings()
+	rep.Tools = summarizeTools(plan)
 	rep.Agent.SettingsRevision = plan.SettingsRevision()
 	// Retention runs while this run's lock is held, so the run is never its
 	// own candidate. Its errors are ignored on purpose: cleaning up older
