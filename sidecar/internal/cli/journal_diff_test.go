@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
@@ -96,7 +97,7 @@ func TestJournalDiffTranscripts(t *testing.T) {
 	}
 	runs := listRuns(t, h)
 	c := runs.Runs[0].RunID
-	names := map[string]string{a: "RUN_A", b: "RUN_B", c: "RUN_C"}
+	names := map[string]string{a: "RUN_A", b: "RUN_B", c: "RUN_C", filepath.Dir(journal.PathKey(file)): "DIR"}
 
 	d := kmx(t, h, "journal", "diff", a, b)
 	if d.code != ExitFailure || d.stderr != "" {
@@ -149,7 +150,7 @@ func TestJournalDiffTranscriptsOfTrialsAndRegrade(t *testing.T) {
 	}
 	writeAgentAt(t, dir, "release-notes.agent.md", edited)
 	regrade := runIDOf(t, h, "test", file, "--from", trials, "--json")
-	names := map[string]string{trials: "RUN_TRIALS", regrade: "RUN_REGRADE"}
+	names := map[string]string{trials: "RUN_TRIALS", regrade: "RUN_REGRADE", filepath.Dir(journal.PathKey(file)): "DIR"}
 
 	d := kmx(t, h, "journal", "diff", trials, regrade)
 	if d.code != ExitFailure || d.stderr != "" {
