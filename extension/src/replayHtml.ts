@@ -223,6 +223,10 @@ function turnHtml(t: InspectedTurn, report: Report | undefined, ofScript?: numbe
       ? `<h3>turn ${t.scriptTurn} of ${ofScript} <span class="muted">${escapeHtml(t.purpose)}</span></h3>`
       : `<h2>${escapeHtml(t.example !== "" ? t.example : "(ad-hoc input)")} <span class="muted">turn ${t.turn}, ${escapeHtml(t.purpose)}</span></h2>`;
   let h = `<section class="turn${ofScript !== undefined ? " script-turn" : ""}" data-session="${escapeHtml(t.sessionId)}">${heading}`;
+  if (t.instructions !== undefined) {
+    // What the turn sent as its instructions: collapsed, it is the agent's body.
+    h += `<details class="instructions"><summary>instructions sent (${t.instructionsBytes ?? 0} bytes, ${t.instructionsLines ?? 0} lines)</summary>${pre(t.instructions)}</details>`;
+  }
   h += field("input", pre(t.input));
   h += field("model", `<code>${escapeHtml(identity(t.model))}</code>`);
   h += field("replay", `<span class="state s-${escapeHtml(t.state)}">${escapeHtml(t.state)}</span>${t.reason !== undefined ? ` <span class="muted">${escapeHtml(t.reason)}</span>` : ""}`);

@@ -650,6 +650,7 @@ export interface Inspection {
   liveCalls: number;
   summary: InspectSummary;
   reasoningShown: boolean;
+  contentShown: boolean;
   turns: InspectedTurn[] | null;
   examples?: InspectedExample[];
   usage?: InspectedUsage;
@@ -686,6 +687,9 @@ export interface InspectedTurn {
   turn: number;
   model: ModelIdentity;
   input: string;
+  instructions?: string;
+  instructionsBytes?: number;
+  instructionsLines?: number;
   answer?: string;
   state: string;
   reason?: string;

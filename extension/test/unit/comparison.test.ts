@@ -125,6 +125,7 @@ describe("the links into the compare view", () => {
       liveCalls: 0,
       summary: { turns: 0, verified: 0, incomplete: 0, failed: 0, cancelled: 0, judgeSamples: 0 },
       reasoningShown: false,
+      contentShown: false,
       turns: [],
     };
     const href = commandUri("kmx.compareRuns", { runId: "R2", comparison: true });

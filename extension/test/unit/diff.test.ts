@@ -85,6 +85,7 @@ describe("the replay's compare link", () => {
       liveCalls: 0,
       summary: { turns: 0, verified: 0, incomplete: 0, failed: 0, cancelled: 0, judgeSamples: 0 },
       reasoningShown: false,
+      contentShown: false,
       turns: [],
     };
     const h = replayHtml(inspection, "n", "s", undefined, commandUri("kmx.compareRuns", { runId: "R1" }));

@@ -14,6 +14,7 @@ function inspection(answer: string): Inspection {
     liveCalls: 0,
     summary: { turns: 1, verified: 1, incomplete: 0, failed: 0, cancelled: 0, judgeSamples: 1 },
     reasoningShown: true,
+    contentShown: true,
     turns: [
       {
         example: "crash",
@@ -33,6 +34,17 @@ function inspection(answer: string): Inspection {
 describe("replayHtml", () => {
   const nonce = "bm9uY2U=";
   const html = replayHtml(inspection(evil), nonce, "vscode-resource:", undefined);
+  it("shows the instructions each agent turn sent, collapsed and escaped (issue 31 item 20)", () => {
+    const i = inspection("bug");
+    const turn = (i.turns ?? [])[0];
+    assert.ok(turn !== undefined);
+    i.turns = [{ ...turn, instructions: `You label tickets.\n${evil}`, instructionsBytes: 120, instructionsLines: 2 }];
+    const page = replayHtml(i, nonce, "vscode-resource:", undefined);
+    assert.ok(page.includes(`<details class="instructions"><summary>instructions sent (120 bytes, 2 lines)</summary>`), "no collapsed instructions");
+    assert.ok(page.includes("You label tickets."));
+    assert.ok(!page.includes("<script>"), "raw script tag in the instructions");
+    assert.ok(!html.includes(`class="instructions"`), "instructions shown for a turn that carries none");
+  });
   it("escapes every value it shows", () => {
     assert.ok(!html.includes("<script>"), "raw script tag in the page");
     assert.ok(!html.includes("<img"), "raw img tag in the page");

@@ -19,6 +19,7 @@ function inspection(turns: InspectedTurn[], over: Partial<Inspection> = {}): Ins
     liveCalls: 0,
     summary: { turns: turns.length, verified: turns.length, incomplete: 0, failed: 0, cancelled: 0, judgeSamples: 0 },
     reasoningShown: false,
+    contentShown: false,
     turns,
     ...over,
   };

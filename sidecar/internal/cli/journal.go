@@ -15,10 +15,10 @@ import (
 )
 
 const (
-	journalUsage        = "kmx journal list [--json] [--file FILE] | kmx journal clear [RUN] [--json] | kmx journal inspect RUN [--json] [--show-reasoning] | kmx journal diff RUN_A RUN_B [--json]"
+	journalUsage        = "kmx journal list [--json] [--file FILE] | kmx journal clear [RUN] [--json] | kmx journal inspect RUN [--json] [--show-content] [--show-reasoning] | kmx journal diff RUN_A RUN_B [--json]"
 	journalListUsage    = "kmx journal list [--json] [--file FILE]"
 	journalClearUsage   = "kmx journal clear [RUN] [--json]"
-	journalInspectUsage = "kmx journal inspect RUN [--json] [--show-reasoning]"
+	journalInspectUsage = "kmx journal inspect RUN [--json] [--show-content] [--show-reasoning]"
 )
 
 // Schemas of the JSON the journal subcommands print. Inspect's is

@@ -11,9 +11,10 @@ import (
 
 func runJournalInspect(ctx context.Context, env Env, args []string) error {
 	flags := newFlagSet("journal inspect")
-	var asJSON, showReasoning bool
+	var asJSON, showReasoning, showContent bool
 	flags.BoolVar(&asJSON, "json", false, "print the versioned JSON replay (what the editor's replay panel renders)")
 	flags.BoolVar(&showReasoning, "show-reasoning", false, "include each judge sample's reasoning (withheld by default)")
+	flags.BoolVar(&showContent, "show-content", false, "include the instructions each agent turn sent (withheld by default; their size is always shown)")
 	pos, err := parseInterspersed(flags, args, journalInspectUsage)
 	if err != nil {
 		return err
@@ -36,10 +37,14 @@ func runJournalInspect(ctx context.Context, env Env, args []string) error {
 	if !showReasoning {
 		in.HideReasoning()
 	}
+	if !showContent {
+		in.HideContent()
+	}
 	return showReplay(env, asJSON, in, func(w io.Writer) { printInspection(w, in, showReasoning) }, in.LiveCalls)
 }
 
 func printInspection(w io.Writer, in *readback.Inspection, showReasoning bool) {
+	withheldContent := false
 	r := in.Run
 	fmt.Fprintf(w, "kmx journal inspect %s (%s)\n", r.ID, in.Label)
 	fmt.Fprintf(w, "%s of %s · %s · %s · kmx %s\n", clean(r.Command), clean(r.AgentID), r.Status, r.Created.UTC().Format("2006-01-02 15:04:05 UTC"), clean(r.KmxVersion))
@@ -52,6 +57,20 @@ func printInspection(w io.Writer, in *readback.Inspection, showReasoning bool) {
 		}
 		if t.Error != "" {
 			fmt.Fprintf(w, "    error: %s\n", clean(t.Error))
+		}
+		switch {
+		case t.Instructions != nil:
+			fmt.Fprintf(w, "    instructions sent (%s, %s):\n", plural(t.InstructionsBytes, "byte"), plural(t.InstructionsLines, "line"))
+			for _, l := range strings.Split(strings.TrimRight(*t.Instructions, "\n"), "\n") {
+				if l = clean(l); l == "" {
+					fmt.Fprintln(w)
+					continue
+				}
+				fmt.Fprintf(w, "      %s\n", l)
+			}
+		case t.InstructionsBytes > 0:
+			fmt.Fprintf(w, "    instructions: %s, %s sent (withheld)\n", plural(t.InstructionsBytes, "byte"), plural(t.InstructionsLines, "line"))
+			withheldContent = true
 		}
 		printBlock(w, "input", t.Input)
 		if t.Answer != nil {
@@ -83,6 +102,9 @@ func printInspection(w io.Writer, in *readback.Inspection, showReasoning bool) {
 		plural(s.Turns, "turn"), s.Verified, s.Incomplete, s.Failed, s.Cancelled, plural(s.JudgeSamples, "judge sample"), plural(in.LiveCalls, "live model call"))
 	if withheld {
 		fmt.Fprintln(w, "judge reasoning withheld; add --show-reasoning to see it")
+	}
+	if withheldContent {
+		fmt.Fprintln(w, "instructions withheld; add --show-content to see what each agent turn sent")
 	}
 	fmt.Fprintf(w, "%s: no verdicts; run kmx test FILE to test the current text\n", in.Label)
 }

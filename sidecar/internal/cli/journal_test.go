@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -343,5 +344,54 @@ func TestSameNamedFilesInTwoFoldersAreTwoAgentsToListAndFrom(t *testing.T) {
 	}
 	if r := kmx(t, h, "test", files[1], "--from", tools); r.code != ExitOK {
 		t.Errorf("kmx test tools/… --from its own run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Issue 31 item 20: the replay did not show the instructions an agent turn
+// sent, so a user could not see that the whole agent body went. kmx journal
+// inspect says how much each turn sent and shows it with --show-content;
+// --json carries it the same way.
+func TestTheReplayShowsTheInstructionsEachAgentTurnSent(t *testing.T) {
+	h := home(t)
+	id := testRun(t, h, demoFile("release-notes.agent.md"))
+	var in struct {
+		ContentShown bool
+		Turns        []struct {
+			Purpose                              string
+			Instructions                         *string
+			InstructionsBytes, InstructionsLines int
+		}
+	}
+	decode := func(args ...string) {
+		t.Helper()
+		r := kmx(t, h, append([]string{"journal", "inspect", id, "--json"}, args...)...)
+		in.ContentShown, in.Turns = false, nil
+		if err := json.Unmarshal([]byte(r.stdout), &in); err != nil || len(in.Turns) == 0 {
+			t.Fatalf("inspect --json %v: %v\n%s", args, err, r.stdout)
+		}
+	}
+	decode("--show-content")
+	first := in.Turns[0]
+	if !in.ContentShown || first.Instructions == nil || !strings.HasPrefix(*first.Instructions, "You draft release notes for the repository.\nKeep them short and factual.\n") ||
+		first.InstructionsBytes != len(*first.Instructions) || first.InstructionsLines != 4 {
+		t.Fatalf("inspect --json --show-content: %+v", in)
+	}
+	body := *first.Instructions
+	sent := fmt.Sprintf("%d bytes, 4 lines", len(body))
+	decode()
+	for _, turn := range in.Turns {
+		if in.ContentShown || turn.Instructions != nil || turn.InstructionsBytes != len(body) {
+			t.Errorf("inspect --json: contentShown %v, a %s turn carries %d bytes, instructions %v", in.ContentShown, turn.Purpose, turn.InstructionsBytes, turn.Instructions)
+		}
+	}
+
+	r := kmx(t, h, "journal", "inspect", id)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "    instructions: "+sent+" sent (withheld)\n") ||
+		!strings.Contains(r.stdout, "instructions withheld; add --show-content to see what each agent turn sent") || strings.Contains(r.stdout, "Keep them short") {
+		t.Fatalf("inspect without --show-content: exit %d\n%s", r.code, r.stdout)
+	}
+	r = kmx(t, h, "journal", "inspect", id, "--show-content")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "    instructions sent ("+sent+"):\n      You draft release notes for the repository.\n      Keep them short and factual.\n\n      Reply with exactly") {
+		t.Fatalf("inspect --show-content: exit %d\n%s", r.code, r.stdout)
 	}
 }

@@ -57,6 +57,13 @@ func TestInspectReplaysTheLastRunWithZeroModelCalls(t *testing.T) {
 	if !strings.Contains(got.Label, "not a test result") || got.ReasoningShown {
 		t.Errorf("label %q, reasoning shown %v", got.Label, got.ReasoningShown)
 	}
+	// Issue 31 item 20: the replay panel shows the instructions each agent
+	// turn sent, so the reply carries them.
+	for _, turn := range got.Turns {
+		if !got.ContentShown || turn.Instructions == nil || !strings.Contains(*turn.Instructions, "You greet people.") || turn.InstructionsBytes != len(*turn.Instructions) {
+			t.Errorf("turn %s/%d carries instructions %v (%d bytes), content shown %v", turn.Example, turn.Turn, turn.Instructions, turn.InstructionsBytes, got.ContentShown)
+		}
+	}
 
 	if err := c.call(lsp.MethodInspect, lsp.InspectParams{RunID: "../etc"}, nil); rpcCode(err) != jsonrpc2.InvalidParams {
 		t.Errorf("inspect of a bad run ID: %v, want InvalidParams", err)

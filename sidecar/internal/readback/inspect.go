@@ -67,8 +67,11 @@ type Inspection struct {
 	Summary   InspectSummary `json:"summary"`
 	// ReasoningShown says whether judge reasoning is included; it is
 	// withheld unless asked for (ShowReasoning).
-	ReasoningShown bool            `json:"reasoningShown"`
-	Turns          []InspectedTurn `json:"turns"`
+	ReasoningShown bool `json:"reasoningShown"`
+	// ContentShown says whether each agent turn's instructions are
+	// included (HideContent withholds them; their size stays).
+	ContentShown bool            `json:"contentShown"`
+	Turns        []InspectedTurn `json:"turns"`
 	// Examples groups the agent turns by example (a multi-turn example's
 	// turns together, each trial apart), with the verdicts the run
 	// recorded and the usage summed over the turns; absent when no turn
@@ -186,6 +189,14 @@ type InspectedTurn struct {
 	Model     journal.ModelIdentity `json:"model"`
 	// Input is the journaled input; empty when the turn never started.
 	Input string `json:"input"`
+	// Instructions is what an agent turn sent as its instructions (the
+	// system prompt: the agent file's instructions, with an examples file
+	// beside it the whole body), as journaled; withheld unless asked for
+	// (HideContent), when InstructionsBytes and InstructionsLines still say
+	// how much was sent. Absent for a judge turn and a turn never started.
+	Instructions      *string `json:"instructions,omitempty"`
+	InstructionsBytes int     `json:"instructionsBytes,omitempty"`
+	InstructionsLines int     `json:"instructionsLines,omitempty"`
 	// Answer is present only for a verified turn: the replayed answer,
 	// identical to the journaled one.
 	Answer *string `json:"answer,omitempty"`
@@ -312,6 +323,16 @@ type JudgeSample struct {
 	Usage *TokenUsage `json:"usage,omitempty"`
 }
 
+// HideContent withholds every agent turn's instructions, keeping their
+// size (the default display; kmx journal inspect --show-content keeps
+// them).
+func (in *Inspection) HideContent() {
+	in.ContentShown = false
+	for i := range in.Turns {
+		in.Turns[i].Instructions = nil
+	}
+}
+
 // HideReasoning withholds every judge sample's reasoning (the default
 // display; kmx journal inspect --show-reasoning keeps it).
 func (in *Inspection) HideReasoning() {
@@ -358,7 +379,7 @@ func inspectWith(ctx context.Context, dir, runID string, keep func([]journal.Rec
 		return nil, nil, err
 	}
 	defer j.Close()
-	in := &Inspection{Schema: InspectSchema, Label: InspectLabel, ReasoningShown: true, Turns: []InspectedTurn{}}
+	in := &Inspection{Schema: InspectSchema, Label: InspectLabel, ReasoningShown: true, ContentShown: true, Turns: []InspectedTurn{}}
 	m := j.Meta()
 	in.Run = InspectedRun{ID: runID, Status: j.Status(), Command: m.Command, AgentID: m.AgentID, AgentRevision: m.AgentRevision, AgentPath: m.AgentPath, KmxVersion: m.KmxVersion}
 	in.Run.Created, _ = time.Parse("20060102T150405.000000000Z", runID[:len("20060102T150405.000000000Z")])
@@ -729,6 +750,10 @@ func (s *inspectedSession) turn(vt verifiedTurn) InspectedTurn {
 			}
 		}
 	}
+	if started, ok := s.started[vt.n]; ok && s.placed.Purpose == invocation.PurposeAgent {
+		instr := started.Instructions
+		t.Instructions, t.InstructionsBytes, t.InstructionsLines = &instr, len(instr), lineCount(instr)
+	}
 	return t
 }
 
@@ -879,6 +904,15 @@ func groupExamples(in *Inspection, r *journal.RunResult) {
 	if run.Agent != nil || run.Judge != nil {
 		in.Usage = &run
 	}
+}
+
+// lineCount is how many lines text holds (a last line without a newline
+// counts; an empty text has none).
+func lineCount(text string) int {
+	if text == "" {
+		return 0
+	}
+	return strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1
 }
 
 func (s *inspectedSession) sample(vt verifiedTurn) JudgeSample {
