@@ -76,6 +76,9 @@ func printInspection(w io.Writer, in *readback.Inspection, showReasoning bool) {
 		if t.Answer != nil {
 			printBlock(w, "answer", *t.Answer)
 		}
+		if t.Workspace != nil && printInspectedWorkspace(w, t.Workspace, in.ContentShown) {
+			withheldContent = true
+		}
 		for k, s := range t.JudgeSamples {
 			line := fmt.Sprintf("    judge sample %d · model %s (%s) · %s", k+1, clean(s.Model.Model), clean(s.Model.Route), s.State)
 			switch s.Reply {
@@ -104,7 +107,7 @@ func printInspection(w io.Writer, in *readback.Inspection, showReasoning bool) {
 		fmt.Fprintln(w, "judge reasoning withheld; add --show-reasoning to see it")
 	}
 	if withheldContent {
-		fmt.Fprintln(w, "instructions withheld; add --show-content to see what each agent turn sent")
+		fmt.Fprintln(w, "instructions and workspace diffs withheld; add --show-content to see what each agent turn sent and changed")
 	}
 	fmt.Fprintf(w, "%s: no verdicts; run kmx test FILE to test the current text\n", in.Label)
 }
@@ -121,4 +124,48 @@ func printBlock(w io.Writer, label, text string) {
 		}
 		fmt.Fprintf(w, "    %-7s %s\n", "", clean(l))
 	}
+}
+
+// printInspectedWorkspace prints a workspace turn's changes: the fixture,
+// each changed path with the lines it added and removed, and with content
+// shown its diff. It reports whether a diff was withheld.
+func printInspectedWorkspace(w io.Writer, ws *readback.InspectedWorkspace, showContent bool) (withheld bool) {
+	switch {
+	case !ws.Outcome:
+		fmt.Fprintf(w, "    workspace %s: no verified outcome in the journal\n", clean(ws.Fixture))
+		return false
+	case len(ws.Changes) == 0:
+		fmt.Fprintf(w, "    workspace %s: no file changed\n", clean(ws.Fixture))
+		return false
+	}
+	fmt.Fprintf(w, "    workspace %s: %s changed\n", clean(ws.Fixture), plural(len(ws.Changes), "file"))
+	for _, c := range ws.Changes {
+		added, removed := 0, 0
+		for _, l := range strings.Split(c.Diff, "\n") {
+			switch {
+			case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
+				added++
+			case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
+				removed++
+			}
+		}
+		line := fmt.Sprintf("      %s %s", clean(c.Kind), clean(c.Path))
+		if c.Diff != "" {
+			line += fmt.Sprintf(" (+%d -%d)", added, removed)
+		} else if c.Note != "" {
+			line += " (" + clean(c.Note) + ")"
+		}
+		fmt.Fprintln(w, line)
+		if c.Diff == "" {
+			continue
+		}
+		if !showContent {
+			withheld = true
+			continue
+		}
+		for _, l := range strings.Split(strings.TrimRight(c.Diff, "\n"), "\n") {
+			fmt.Fprintf(w, "        %s\n", clean(l))
+		}
+	}
+	return withheld
 }

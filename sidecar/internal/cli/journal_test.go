@@ -387,11 +387,27 @@ func TestTheReplayShowsTheInstructionsEachAgentTurnSent(t *testing.T) {
 
 	r := kmx(t, h, "journal", "inspect", id)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "    instructions: "+sent+" sent (withheld)\n") ||
-		!strings.Contains(r.stdout, "instructions withheld; add --show-content to see what each agent turn sent") || strings.Contains(r.stdout, "Keep them short") {
+		!strings.Contains(r.stdout, "instructions and workspace diffs withheld; add --show-content to see what each agent turn sent and changed") || strings.Contains(r.stdout, "Keep them short") {
 		t.Fatalf("inspect without --show-content: exit %d\n%s", r.code, r.stdout)
 	}
 	r = kmx(t, h, "journal", "inspect", id, "--show-content")
 	if r.code != ExitOK || !strings.Contains(r.stdout, "    instructions sent ("+sent+"):\n      You draft release notes for the repository.\n      Keep them short and factual.\n\n      Reply with exactly") {
+		t.Fatalf("inspect --show-content: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// Issue 27's leftover, issue 31 item 20: kmx journal inspect showed nothing
+// of what a workspace turn changed. It names each changed path with the
+// lines added and removed, and with --show-content the diff.
+func TestJournalInspectShowsWhatAWorkspaceTurnChanged(t *testing.T) {
+	h := home(t)
+	id := testRun(t, h, demoFile("fix-add.agent.md"))
+	r := kmx(t, h, "journal", "inspect", id)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "    workspace fixtures/calc: 1 file changed\n      modified calc/add.go (+1 -1)\n") || strings.Contains(r.stdout, "return a + b") {
+		t.Fatalf("inspect: exit %d\n%s", r.code, r.stdout)
+	}
+	r = kmx(t, h, "journal", "inspect", id, "--show-content")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "      modified calc/add.go (+1 -1)\n        @@ ") || !strings.Contains(r.stdout, "        + return a + b\n") {
 		t.Fatalf("inspect --show-content: exit %d\n%s", r.code, r.stdout)
 	}
 }
