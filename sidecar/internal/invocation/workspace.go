@@ -29,8 +29,10 @@ type planWorkspaces struct {
 // its workspace tools (read/readFile, search/..., edit/...) answered by its
 // scratch copy: their source becomes workspace.
 //
-// A re-grade (opts.Regrade) reads no fixture: its examples are judged from
-// the source run's journal.
+// A re-grade (opts.Regrade) needs no fixture: its examples are judged from
+// the source run's journal. It reads one that is there only to learn its
+// hash, so that a re-grade refuses an example whose fixture changed since
+// the source run; an absent or unreadable fixture is not refused there.
 func prepareWorkspaces(opts Options, req Request, plan *Plan) error {
 	plan.workspaces = planWorkspaces{fixtures: map[string]*workspace.Fixture{}, of: map[string]string{}}
 	for _, ex := range plan.Selected {
@@ -55,16 +57,19 @@ func prepareWorkspaces(opts Options, req Request, plan *Plan) error {
 				return r
 			}
 		}
-		if _, ok := plan.workspaces.fixtures[dir]; !ok && !opts.Regrade {
+		if _, ok := plan.workspaces.fixtures[dir]; !ok {
 			f, err := workspace.Load(filepath.Dir(req.Path), dir)
-			if err != nil {
+			switch {
+			case err == nil:
+				plan.workspaces.fixtures[dir] = f
+			case opts.Regrade:
+			default:
 				var we *workspace.Error
 				if errors.As(err, &we) {
 					return refuseAt(at, we.NextStep(), "example %q: %s", ex.ID, we.Error())
 				}
 				return fmt.Errorf("read the workspace %q: %w", dir, err)
 			}
-			plan.workspaces.fixtures[dir] = f
 		}
 		plan.workspaces.of[ex.ID] = dir
 		set := plan.tools.sets[ex.ID]

@@ -1,7 +1,9 @@
 package readback
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
@@ -105,11 +107,7 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 	agentID := journal.ModelIdentity{Route: plan.Routes.Agent.Route, Model: plan.Routes.Agent.Model}
 	for _, ex := range plan.Selected {
 		if ex.MultiTurn() {
-			if len(plan.Tools(ex.ID)) > 0 {
-				rg.Refused[ex.ID] = "not re-graded: the example declares tools, and tool turns are not re-graded from a journal yet; run kmx test to test it"
-				continue
-			}
-			if why := rg.script(sess, ex, plan.Agent.Instructions, agentID, from); why != "" {
+			if why := rg.script(sess, ex, plan.Agent.Instructions, plan.Tools(ex.ID), agentID, from); why != "" {
 				rg.Refused[ex.ID] = why
 			}
 			continue
@@ -123,16 +121,14 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 		}
 		ws := plan.WorkspaceDir(ex.ID)
 		switch {
-		case len(plan.Tools(ex.ID)) > 0 && ws == "":
-			// A tool turn's calls are not re-judged from the journal yet:
-			// refuse rather than judge tool assertions without the calls.
-			rg.Refused[ex.ID] = "not re-graded: the example declares tools, and tool turns are not re-graded from a journal yet; run kmx test to test it"
 		case cand == nil:
 			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s has no verified answer for this example; run kmx test to test it", from)
 		case ws != "" && (cand.Placed.Workspace == nil || cand.Placed.Workspace.Fixture != ws):
 			// A workspace turn is re-graded from its journaled outcome
 			// (the calls and what they changed), with no fixture read.
 			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s did not run this example in the workspace %s; run kmx test to test it", from, ws)
+		case ws != "" && plan.Workspace(ex.ID) != nil && cand.Placed.Workspace.Hash != plan.Workspace(ex.ID).Hash:
+			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: the fixture workspace %s changed since run %s; run kmx test to test the current files", ws, from)
 		case cand.Started.Instructions != plan.Agent.Instructions:
 			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: the instructions changed since run %s; run kmx test to test the current text", from)
 		case cand.Started.Input != ex.Input:
@@ -141,6 +137,13 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s answered with model %s (%s), not %s (%s); run kmx test to test with this model",
 				from, cand.Placed.Model.Model, cand.Placed.Model.Route, agentID.Model, agentID.Route)
 		default:
+			// A tool turn is re-graded from its journaled trace (the calls
+			// and their results, replay-verified), but only when the tools
+			// offered today are the ones that trace was made with.
+			if why := toolsChanged(cand.Placed.Tools, plan.Tools(ex.ID), from); why != "" {
+				rg.Refused[ex.ID] = why
+				break
+			}
 			rg.Agent[ex.ID] = cand
 		}
 	}
@@ -158,7 +161,7 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 // turns make (their inputs and answers): the turns of one conversation of
 // the source, never turns of two trials spliced together. It returns why
 // the example is not re-graded, or "" with rg.Agent holding every turn.
-func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructions string, model journal.ModelIdentity, from string) string {
+func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructions string, tools []journal.OfferedTool, model journal.ModelIdentity, from string) string {
 	var history []journal.HistoryMessage
 	chosen := map[string]*SourceSession{}
 	for i, turn := range ex.Turns {
@@ -191,6 +194,9 @@ func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructi
 		default:
 			return fmt.Sprintf("not re-graded: run %s holds no turn %d sent after its turn %d's answer; run kmx test to test it", from, i+1, i)
 		}
+		if why := toolsChanged(cand.Placed.Tools, tools, from); why != "" {
+			return why
+		}
 		chosen[name] = cand
 		history = append(history, journal.Exchange(turn.Input, cand.Answer)...)
 	}
@@ -198,6 +204,59 @@ func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructi
 		rg.Agent[name] = s
 	}
 	return ""
+}
+
+// toolsChanged says how the tools offered to an example today differ from
+// the ones its source session was offered (declared names, kmx.yaml
+// states, sources, recordings, definitions), or "" when they are the same:
+// a journaled trace answers for the tools it was made with, and grading it
+// against other tools would grade a run that never happened.
+func toolsChanged(was, now []journal.OfferedTool, from string) string {
+	names := func(ts []journal.OfferedTool) map[string]journal.OfferedTool {
+		m := make(map[string]journal.OfferedTool, len(ts))
+		for _, t := range ts {
+			m[t.Name] = t
+		}
+		return m
+	}
+	before, after := names(was), names(now)
+	for _, t := range now {
+		old, ok := before[t.Name]
+		switch {
+		case !ok:
+			return fmt.Sprintf("not re-graded: the tool %s was not offered in run %s; run kmx test to test it with today's tools", t.Name, from)
+		case !sameTool(old, t):
+			return fmt.Sprintf("not re-graded: the tool %s changed since run %s (%s); run kmx test to test it with today's tools", t.Name, from, toolChange(old, t))
+		}
+	}
+	for _, t := range was {
+		if _, ok := after[t.Name]; !ok {
+			return fmt.Sprintf("not re-graded: the tool %s was offered in run %s and is not declared now; run kmx test to test it with today's tools", t.Name, from)
+		}
+	}
+	return ""
+}
+
+// sameTool compares two offered tools by their journaled form, so a nil and
+// an empty recording list are the same.
+func sameTool(a, b journal.OfferedTool) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
+}
+
+// toolChange names what differs between two offerings of one tool.
+func toolChange(was, now journal.OfferedTool) string {
+	switch {
+	case was.State != now.State:
+		return fmt.Sprintf("kmx.yaml state %s, now %s", was.State, now.State)
+	case was.Source != now.Source:
+		return fmt.Sprintf("answered by %s, now %s", was.Source, now.Source)
+	case !sameTool(journal.OfferedTool{Recorded: was.Recorded, Pending: was.Pending}, journal.OfferedTool{Recorded: now.Recorded, Pending: now.Pending}):
+		return "its recording changed"
+	default:
+		return "its definition changed"
+	}
 }
 
 func sameHistory(a, b []journal.HistoryMessage) bool {

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -255,5 +257,41 @@ func TestMultiTurnTurnCutMidRunLeavesNoPass(t *testing.T) {
 	}
 	if len(recs) == 0 || recs[len(recs)-1].Kind != journal.KindTurnTerminal {
 		t.Fatalf("turn 2 records %v", recs)
+	}
+}
+
+// TestMultiTurnToolTurnsRegradeFromTheirTrace: a multi-turn example with a
+// recorded tool re-grades every turn from its journaled trace with zero
+// model calls, and a trajectory assertion added afterwards is judged
+// against the calls each turn made.
+func TestMultiTurnToolTurnsRegradeFromTheirTrace(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	opts := Options{Options: invocation.Options{StateDir: home, Concurrency: 1}}
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "valid", "conversation.agent.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := agentRequest(t, string(src))
+	req.Examples = []string{"follow-up"}
+	first, err := Test(context.Background(), opts, req)
+	if err != nil || first.Verdict != VerdictPass {
+		t.Fatalf("source run: %v %+v", err, first)
+	}
+	opts.FromRun = first.RunID
+	rep, err := Test(context.Background(), opts, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictPass || rep.Regrade == nil || rep.Regrade.AgentCalls != 0 || rep.Regrade.Replayed != 2 {
+		t.Fatalf("re-grade: %s %+v %+v", rep.Verdict, rep.Regrade, rep.Examples)
+	}
+	req.Source = []byte(strings.Replace(string(src), "        - maxTokens: 4000\n", "        - maxTokens: 4000\n        - toolCalls: {max: 0}\n", 1))
+	rep, err = Test(context.Background(), opts, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := rep.Examples[0]
+	if ex.Verdict != VerdictFail || len(ex.Turns) != 2 || ex.Turns[0].Verdict != VerdictPass || ex.Turns[1].Verdict != VerdictFail || rep.Regrade.AgentCalls != 0 {
+		t.Fatalf("toolCalls max 0 on turn 2's re-graded trace: %s %+v %+v", ex.Verdict, ex.Turns, rep.Regrade)
 	}
 }

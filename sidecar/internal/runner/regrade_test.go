@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -161,30 +162,68 @@ func TestRegradeFromJournal(t *testing.T) {
 	}
 }
 
-// TestRegradeRefusesToolTurns: a tool turn's trace (the calls and their
-// results) is not re-judged from a journal, so an example that declares
-// tools is refused per example, with the next step named, and nothing is
-// sent or copied: it can never pass from a re-grade.
-func TestRegradeRefusesToolTurns(t *testing.T) {
+// TestRegradeToolTurnsFromTheirTrace: a tool turn is re-graded from its
+// journaled, replay-verified trace with zero model calls, so a changed
+// trajectory assertion is judged against the calls the source made; when
+// the tools offered today differ from the source's (kmx.yaml flipped a
+// state), the example is refused, naming the tool, and nothing is copied.
+func TestRegradeToolTurnsFromTheirTrace(t *testing.T) {
 	home := testutil.PrivateDir(t)
-	req := toolFixture(t, "disabled/merged-prs.agent.md")
+	body := "---\nname: regrade-tools\nmodel: fake\ntools: [github_list_merged_prs]\n---\nCall the tool `github_list_merged_prs`\n\n## Examples\n\n```yaml\n" +
+		"- id: weekly\n  input: What was merged this week?\n  tools:\n    github_list_merged_prs:\n      recorded:\n        calls:\n          - arguments: {}\n            result: {\"pullRequests\": [{\"number\": 12}]}\n" +
+		"  assert:\n    - toolCalled: github_list_merged_prs\n```\n"
+	req := toolAgent(t, body, "tools:\n  github_list_merged_prs: Enabled\n")
 	src, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}}, req)
 	if err != nil || src.Verdict != VerdictPass {
-		t.Fatalf("source Test of the tool fixture: %v %+v", err, src)
+		t.Fatalf("source Test: %v %+v", err, src)
 	}
-	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}, FromRun: src.RunID}, req)
-	if err != nil {
-		t.Fatal(err)
+	regrade := func(t *testing.T, req invocation.Request) *Report {
+		t.Helper()
+		rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}, FromRun: src.RunID}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Regrade == nil || rep.Regrade.AgentCalls != 0 || rep.Regrade.JudgeCalls != 0 {
+			t.Fatalf("a re-grade sent model calls: %+v", rep.Regrade)
+		}
+		return rep
 	}
-	ex := rep.Examples[0]
-	if ex.Verdict != VerdictRefused || !strings.Contains(ex.Message, "declares tools") || !strings.Contains(ex.Message, "run kmx test") || ex.Verified {
-		t.Errorf("tool example in a re-grade: %s %q verified %v", ex.Verdict, ex.Message, ex.Verified)
-	}
-	if rep.Verdict == VerdictPass || rep.Regrade == nil || rep.Regrade.NotRegraded != 1 || rep.Regrade.Replayed != 0 || rep.Regrade.AgentCalls != 0 {
-		t.Errorf("re-grade of a tool file: verdict %s regrade %+v", rep.Verdict, rep.Regrade)
-	}
-	// Nothing was copied into the re-grade's journal: no session at all.
-	if n := len(readJournal(t, home, rep.RunID)); n != 0 {
-		t.Errorf("the re-grade journaled %d sessions for a refused tool example", n)
-	}
+
+	t.Run("same tools: graded from the trace", func(t *testing.T) {
+		rep := regrade(t, req)
+		ex := rep.Examples[0]
+		if rep.Verdict != VerdictPass || ex.Verdict != VerdictPass || !ex.Verified || rep.Regrade.Replayed != 1 || ex.ToolCalls != 1 || len(ex.ToolSources) != 1 || ex.ToolSources[0].Name != "github_list_merged_prs" {
+			t.Errorf("re-grade of a tool example: %s %q verified %v tool calls %d %+v regrade %+v", ex.Verdict, ex.Message, ex.Verified, ex.ToolCalls, ex.ToolSources, rep.Regrade)
+		}
+		// A trajectory assertion the source never had fails against the
+		// journaled calls: the re-grade judges the trace, not a guess.
+		changed := req
+		changed.Source = []byte(strings.Replace(string(req.Source), "    - toolCalled: github_list_merged_prs\n", "    - toolCalled: github_list_merged_prs\n    - toolCalls: {max: 0}\n", 1))
+		if err := os.WriteFile(changed.Path, changed.Source, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		defer os.WriteFile(req.Path, req.Source, 0o600)
+		rep = regrade(t, changed)
+		if ex := rep.Examples[0]; ex.Verdict != VerdictFail || rep.Regrade.Replayed != 1 {
+			t.Errorf("toolCalls max 0 on a re-graded trace with one call: %s %q", ex.Verdict, ex.Message)
+		}
+	})
+
+	t.Run("tools changed: refused, nothing copied", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(filepath.Dir(req.Path), "kmx.yaml"), []byte("tools:\n  github_list_merged_prs: Disabled\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rep := regrade(t, req)
+		ex := rep.Examples[0]
+		if ex.Verdict != VerdictRefused || ex.Verified || !strings.Contains(ex.Message, "the tool github_list_merged_prs changed since run "+src.RunID) ||
+			!strings.Contains(ex.Message, "kmx.yaml state Enabled, now Disabled") || !strings.Contains(ex.Message, "run kmx test") {
+			t.Errorf("re-grade after kmx.yaml disabled the tool: %s %q verified %v", ex.Verdict, ex.Message, ex.Verified)
+		}
+		if rep.Verdict == VerdictPass || rep.Regrade.NotRegraded != 1 || rep.Regrade.Replayed != 0 {
+			t.Errorf("re-grade with changed tools: verdict %s regrade %+v", rep.Verdict, rep.Regrade)
+		}
+		if n := len(readJournal(t, home, rep.RunID)); n != 0 {
+			t.Errorf("the re-grade journaled %d sessions for a refused tool example", n)
+		}
+	})
 }

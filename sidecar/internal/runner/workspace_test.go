@@ -265,3 +265,28 @@ func TestLaterRunRemovesAKilledRunsScratchNeverAnExecutingOne(t *testing.T) {
 		t.Fatalf("left after the executing run finished: %v, want %v", got, want)
 	}
 }
+
+// A re-grade refuses an example whose fixture changed since the source run:
+// the journaled outcome answers for the files it was made from, not for
+// today's.
+func TestRegradeRefusesAChangedFixture(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	req := copyDemoWorkspace(t, nil)
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}}, req)
+	if err != nil || rep.Verdict != VerdictPass {
+		t.Fatalf("source run: %v %+v", err, rep)
+	}
+	readme := filepath.Join(filepath.Dir(req.Path), "fixtures", "calc", "NOTES.txt")
+	if err := os.WriteFile(readme, []byte("a file added after the run\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rg, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home}, FromRun: rep.RunID}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := rg.Examples[0]
+	if ex.Verdict != VerdictRefused || !strings.Contains(ex.Message, "the fixture workspace fixtures/calc changed since run "+rep.RunID) ||
+		rg.Regrade == nil || rg.Regrade.AgentCalls != 0 || rg.Regrade.Replayed != 0 {
+		t.Fatalf("re-grade after the fixture changed: %s %q %+v", ex.Verdict, ex.Message, rg.Regrade)
+	}
+}
