@@ -124,10 +124,19 @@ func checkCredentialEcho(path string, plan *Plan, rt *Routes) error {
 		fields = append(fields, field{"the ad-hoc input", *plan.AdHoc})
 	}
 	for _, ex := range plan.Selected {
-		fields = append(fields, field{"the id of an example", ex.ID}, field{"the input of example " + strconv.Quote(ex.ID), ex.Input})
-		for _, as := range ex.Assertions {
-			where := fmt.Sprintf("assertion %d of example %q", as.Index+1, ex.ID)
-			fields = append(fields, field{where, string(as.Type)}, field{where, as.Value}, field{where, as.Rubric}, field{where, as.JudgeModel})
+		fields = append(fields, field{"the id of an example", ex.ID})
+		// A multi-turn example's turns are each sent and journaled: every
+		// turn's input and assertions are checked as a one-turn example's.
+		for n, turn := range ex.Script() {
+			of := "example " + strconv.Quote(ex.ID)
+			if ex.MultiTurn() {
+				of = fmt.Sprintf("turn %d of example %q", n+1, ex.ID)
+			}
+			fields = append(fields, field{"the input of " + of, turn.Input})
+			for _, as := range turn.Assertions {
+				where := fmt.Sprintf("assertion %d of %s", as.Index+1, of)
+				fields = append(fields, field{where, string(as.Type)}, field{where, as.Value}, field{where, as.Rubric}, field{where, as.JudgeModel})
+			}
 		}
 	}
 	for name := range rt.judges {

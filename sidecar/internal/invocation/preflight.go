@@ -63,7 +63,7 @@ func inExamples(a *agentfile.Agent, at agentfile.Range) bool {
 		if ex.Range == at {
 			return true
 		}
-		for _, as := range ex.Assertions {
+		for _, as := range ex.AllAssertions() {
 			if as.Range == at {
 				return true
 			}
@@ -159,7 +159,7 @@ func namedModels(opts Options, a *agentfile.Agent) []string {
 		add(r)
 	}
 	for _, ex := range a.Examples {
-		for _, as := range ex.Assertions {
+		for _, as := range ex.AllAssertions() {
 			if as.Type == agentfile.LLMJudge {
 				add(as.JudgeModel)
 			}

@@ -132,7 +132,9 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 
 	var judged bool
 	for _, ex := range plan.Selected {
-		for _, a := range ex.Assertions {
+		// A multi-turn example's judges are its turns' (Assertions is
+		// empty beside turns:).
+		for _, a := range ex.AllAssertions() {
 			if a.Type != agentfile.LLMJudge {
 				continue
 			}

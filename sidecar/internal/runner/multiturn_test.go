@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/readback"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
 
@@ -293,5 +294,33 @@ func TestMultiTurnToolTurnsRegradeFromTheirTrace(t *testing.T) {
 	ex := rep.Examples[0]
 	if ex.Verdict != VerdictFail || len(ex.Turns) != 2 || ex.Turns[0].Verdict != VerdictPass || ex.Turns[1].Verdict != VerdictFail || rep.Regrade.AgentCalls != 0 {
 		t.Fatalf("toolCalls max 0 on turn 2's re-graded trace: %s %+v %+v", ex.Verdict, ex.Turns, rep.Regrade)
+	}
+}
+
+// TestMultiTurnJudgedTurn: an llmJudge in a turn's assert list is judged
+// on the fake judge like a one-turn example's (its route is resolved from
+// the turns' assertions), and the run's result records the judge, so a
+// re-grade can tell whether its samples may be reused.
+func TestMultiTurnJudgedTurn(t *testing.T) {
+	home := testutil.PrivateDir(t)
+	body := "---\nmodel: fake\n---\nReply with the turn number\n\n## Examples\n\n```yaml\n" +
+		"- id: judged\n  turns:\n" +
+		"    - input: a\n      assert: [contains: 'Turn 1: a']\n" +
+		"    - input: b\n      assert:\n        - llmJudge: {rubric: 'says `Turn 2: b`'}\n" +
+		"```\n"
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home, Concurrency: 1}}, agentRequest(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := rep.Examples[0]
+	if ex.Verdict != VerdictPass || len(ex.Turns) != 2 || ex.Turns[1].Verdict != VerdictPass || ex.JudgeUsage == nil || ex.JudgeUsage.TotalTokens == 0 {
+		t.Fatalf("judged = %s %q, turns %+v, judge usage %+v", ex.Verdict, ex.Message, ex.Turns, ex.JudgeUsage)
+	}
+	_, res, err := readback.InspectWithResult(context.Background(), journal.Dir(home), rep.RunID)
+	if err != nil || res == nil {
+		t.Fatalf("inspect: %v (result %v)", err, res)
+	}
+	if len(res.Examples) != 1 || len(res.Examples[0].Judges) != 1 || res.Examples[0].Judges[0].Model.Route != "fake" {
+		t.Errorf("result examples %+v", res.Examples)
 	}
 }

@@ -32,7 +32,7 @@ func (c *countingExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 // identity and effective threshold.
 func judgeSpecs(rt *invocation.Routes, ex agentfile.Example) []journal.ResultJudge {
 	var out []journal.ResultJudge
-	for _, a := range ex.Assertions {
+	for _, a := range ex.AllAssertions() {
 		if a.Type != agentfile.LLMJudge {
 			continue
 		}
