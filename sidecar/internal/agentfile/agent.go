@@ -289,7 +289,11 @@ func (ex *Example) AllAssertions() []Assertion {
 	return all
 }
 
-// Assertion is one entry of an example's assert list.
+// Assertion is one entry of an example's assert list. The text and tool
+// assertions most examples hold need only Value; every other operand is in
+// Operands, held behind a pointer so that a parsed example's assertions
+// stay small (a 2,000-example file keeps its assertions in memory for the
+// whole run; docs/benchmarks.md, Runner).
 type Assertion struct {
 	// Index is the zero-based position in the example's assert list; with
 	// the example ID it identifies the assertion ("weekly#2").
@@ -299,6 +303,15 @@ type Assertion struct {
 	// name of toolCalled, toolNotCalled and toolCalledWith, the text of
 	// fileContains and fileNotContains, and the pattern of fileMatches.
 	Value string
+	Range Range
+	// ops holds the other operands; nil when the type has none. Read them
+	// with Operands, set them with SetOperands.
+	ops *Operands
+}
+
+// Operands are an assertion's operands beyond Value: those of the file,
+// trajectory, budget and judge assertions.
+type Operands struct {
 	// Path is the workspace file of fileContains, fileNotContains,
 	// fileMatches and fileUnchanged; Paths the list of filesChanged (in
 	// source order; empty means nothing changed).
@@ -322,7 +335,29 @@ type Assertion struct {
 	Rubric     string
 	JudgeModel string
 	Threshold  *int
-	Range      Range
+}
+
+// Operands returns a's operands beyond Value (the zero Operands when it
+// has none).
+func (a Assertion) Operands() Operands {
+	if a.ops == nil {
+		return Operands{}
+	}
+	return *a.ops
+}
+
+// With returns a with the operands o beyond Value.
+func (a Assertion) With(o Operands) Assertion {
+	a.ops = &o
+	return a
+}
+
+// op is a's operands to fill in while parsing, made on first use.
+func (a *Assertion) op() *Operands {
+	if a.ops == nil {
+		a.ops = &Operands{}
+	}
+	return a.ops
 }
 
 // ToolRecording is the recorded output of one tool for one example.

@@ -109,7 +109,7 @@ func TestReleaseNotesFileReadsEveryField(t *testing.T) {
 		}
 	}
 	j := weekly.Assertions[3]
-	if j.Rubric != "The answer starts with `Release notes:`" || j.JudgeModel != "fake" || j.Threshold == nil || *j.Threshold != 70 {
+	if j.Operands().Rubric != "The answer starts with `Release notes:`" || j.Operands().JudgeModel != "fake" || j.Operands().Threshold == nil || *j.Operands().Threshold != 70 {
 		t.Errorf("llmJudge = %+v", j)
 	}
 	if len(weekly.Tools) != 1 || !weekly.Tools[0].Pending {
@@ -351,23 +351,23 @@ func TestConversationFileReadsEveryField(t *testing.T) {
 		t.Errorf("turn 2 range covers %q", got)
 	}
 	a := t1.Assertions
-	if len(a) != 4 || a[0].Type != ToolCalledWith || a[0].Value != "github_list_merged_prs" || a[0].Arguments != "{}" {
+	if len(a) != 4 || a[0].Type != ToolCalledWith || a[0].Value != "github_list_merged_prs" || a[0].Operands().Arguments != "{}" {
 		t.Fatalf("turn 1 assertions %+v", a)
 	}
-	if a[1].Type != NoOtherTools || strings.Join(a[1].Names, ",") != "github_list_merged_prs" {
-		t.Errorf("noOtherTools lists %q", a[1].Names)
+	if a[1].Type != NoOtherTools || strings.Join(a[1].Operands().Names, ",") != "github_list_merged_prs" {
+		t.Errorf("noOtherTools lists %q", a[1].Operands().Names)
 	}
-	if a[2].Type != ToolCalls || a[2].Min == nil || *a[2].Min != 1 || a[2].Max == nil || *a[2].Max != 2 {
+	if a[2].Type != ToolCalls || a[2].Operands().Min == nil || *a[2].Operands().Min != 1 || a[2].Operands().Max == nil || *a[2].Operands().Max != 2 {
 		t.Errorf("toolCalls %+v", a[2])
 	}
-	if a[3].Type != MaxLatencyMs || a[3].Limit != 60000 || t2.Assertions[2].Type != MaxTokens || t2.Assertions[2].Limit != 4000 {
+	if a[3].Type != MaxLatencyMs || a[3].Operands().Limit != 60000 || t2.Assertions[2].Type != MaxTokens || t2.Assertions[2].Operands().Limit != 4000 {
 		t.Errorf("budgets %+v %+v", a[3], t2.Assertions[2])
 	}
 	one := r.Agent.Examples[1]
 	if one.MultiTurn() || len(one.Script()) != 1 || one.Script()[0].Input != one.Input || one.Script()[0].Range != one.Range {
 		t.Errorf("one-turn example's script %+v", one.Script())
 	}
-	if o := one.Assertions[0]; o.Type != ToolOrder || strings.Join(o.Names, ",") != "github_list_merged_prs,ping" {
+	if o := one.Assertions[0]; o.Type != ToolOrder || strings.Join(o.Operands().Names, ",") != "github_list_merged_prs,ping" {
 		t.Errorf("toolOrder %+v", o)
 	}
 }

@@ -472,21 +472,28 @@ func (s *slab) shiftAssertions(list []Assertion, d Position) []Assertion {
 	as := take(&s.assertions, len(list), s.chunk)
 	for i, a := range list {
 		a.Range = shiftRange(a.Range, d)
-		if a.Threshold != nil {
-			t := &take(&s.thresholds, 1, s.chunk)[0]
-			*t = *a.Threshold
-			a.Threshold = t
-		}
-		if a.Min != nil {
-			n := *a.Min
-			a.Min = &n
-		}
-		if a.Max != nil {
-			n := *a.Max
-			a.Max = &n
-		}
-		if a.Names != nil {
-			a.Names = append([]string(nil), a.Names...)
+		if a.ops != nil {
+			o := *a.ops
+			if o.Threshold != nil {
+				t := &take(&s.thresholds, 1, s.chunk)[0]
+				*t = *o.Threshold
+				o.Threshold = t
+			}
+			if o.Min != nil {
+				n := *o.Min
+				o.Min = &n
+			}
+			if o.Max != nil {
+				n := *o.Max
+				o.Max = &n
+			}
+			if o.Names != nil {
+				o.Names = append([]string(nil), o.Names...)
+			}
+			if o.Paths != nil {
+				o.Paths = append([]string{}, o.Paths...)
+			}
+			a.ops = &o
 		}
 		as[i] = a
 	}

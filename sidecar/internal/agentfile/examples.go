@@ -332,7 +332,7 @@ func (p *parser) fileOperand(fr fragment, tk, tv *yaml.Node, a *Assertion, key s
 				p.errorf(p.pairRange(fr, fk, fv), CodeMalformedAssertion, "`path` "+err.Error())
 				return false
 			}
-			a.Path, hasPath = s, true
+			a.op().Path, hasPath = s, true
 		case key:
 			if !ok {
 				p.errorf(p.pairRange(fr, fk, fv), CodeMalformedAssertion, "`"+key+"` must be non-empty text")
@@ -368,7 +368,7 @@ func (p *parser) filePath(fr fragment, tk, tv *yaml.Node, a *Assertion) bool {
 		p.errorf(p.nodeRange(fr, tv), CodeMalformedAssertion, "`"+tk.Value+"` "+err.Error())
 		return false
 	}
-	a.Path = s
+	a.op().Path = s
 	return true
 }
 
@@ -380,7 +380,7 @@ func (p *parser) filePaths(fr fragment, tk, tv *yaml.Node, a *Assertion) bool {
 		return false
 	}
 	seen := map[string]bool{}
-	a.Paths = []string{}
+	a.op().Paths = []string{}
 	for _, item := range v.Content {
 		s, ok := scalar(item)
 		if !ok || s == "" || resolve(item).Kind != yaml.ScalarNode {
@@ -396,7 +396,7 @@ func (p *parser) filePaths(fr fragment, tk, tv *yaml.Node, a *Assertion) bool {
 			return false
 		}
 		seen[s] = true
-		a.Paths = append(a.Paths, s)
+		a.op().Paths = append(a.op().Paths, s)
 	}
 	return true
 }
@@ -484,7 +484,7 @@ func (p *parser) assertions(fr fragment, k, v *yaml.Node) []Assertion {
 				p.errorf(a.Range, CodeBadBudget, "`"+tk.Value+"` "+err.Error()+fmt.Sprintf(": use a whole number from 1 to %d", maxBudget))
 				continue
 			}
-			a.Limit = n
+			a.op().Limit = n
 		default:
 			p.errorf(p.nodeRange(fr, tk), CodeUnknownAssertion, "unknown assertion type "+quote(tk.Value)+": use "+assertionTypes)
 			continue
@@ -512,7 +512,7 @@ func (p *parser) listNames(as []Assertion) []Assertion {
 		case ToolCalled, ToolCalledWith:
 			add(a.Value)
 		case ToolOrder:
-			for _, n := range a.Names {
+			for _, n := range a.op().Names {
 				add(n)
 			}
 		case NoOtherTools:
@@ -530,7 +530,7 @@ func (p *parser) listNames(as []Assertion) []Assertion {
 					"`noOtherTools` allows the tools this assert list names in toolCalled, toolCalledWith or toolOrder, and it names none: add them, or use `toolCalls: {max: 0}` for a turn that calls no tool")
 				continue
 			}
-			a.Names = listed
+			a.op().Names = listed
 		}
 		kept = append(kept, a)
 	}
@@ -592,7 +592,7 @@ func (p *parser) toolCalledWith(fr fragment, v *yaml.Node, a *Assertion) bool {
 				ok = false
 				continue
 			}
-			a.Arguments = js
+			a.op().Arguments = js
 		default:
 			p.errorf(p.nodeRange(fr, k), CodeMalformedAssertion, "unknown `toolCalledWith` key "+quote(k.Value)+": use name and arguments")
 			ok = false
@@ -627,7 +627,7 @@ func (p *parser) toolOrder(fr fragment, v *yaml.Node, a *Assertion) bool {
 		}
 		names = append(names, s)
 	}
-	a.Names = names
+	a.op().Names = names
 	return ok
 }
 
@@ -645,9 +645,9 @@ func (p *parser) toolCalls(fr fragment, v *yaml.Node, a *Assertion) bool {
 		var dst **int
 		switch k.Value {
 		case "min":
-			dst = &a.Min
+			dst = &a.op().Min
 		case "max":
-			dst = &a.Max
+			dst = &a.op().Max
 		default:
 			p.errorf(p.nodeRange(fr, k), CodeMalformedAssertion, "unknown `toolCalls` key "+quote(k.Value)+": use min and max")
 			ok = false
@@ -661,8 +661,8 @@ func (p *parser) toolCalls(fr fragment, v *yaml.Node, a *Assertion) bool {
 		}
 		*dst = &n
 	}
-	if ok && a.Min != nil && a.Max != nil && *a.Min > *a.Max {
-		p.errorf(a.Range, CodeMalformedAssertion, fmt.Sprintf("`toolCalls` has min %d above max %d: no turn can pass it", *a.Min, *a.Max))
+	if ok && a.op().Min != nil && a.op().Max != nil && *a.op().Min > *a.op().Max {
+		p.errorf(a.Range, CodeMalformedAssertion, fmt.Sprintf("`toolCalls` has min %d above max %d: no turn can pass it", *a.op().Min, *a.op().Max))
 		return false
 	}
 	return ok
@@ -712,14 +712,14 @@ func (p *parser) judge(fr fragment, k, v *yaml.Node, a *Assertion) bool {
 				p.errorf(r, CodeNoRubric, "`rubric` is empty: say what the judge should look for in the answer")
 				ok = false
 			}
-			a.Rubric = s
+			a.op().Rubric = s
 		case "judgeModel":
 			s, isStr := scalar(jv)
 			if !isStr || s == "" {
 				p.errorf(r, CodeMalformedAssertion, "`judgeModel` must be one model name; remove it to judge with the agent's model")
 				ok = false
 			}
-			a.JudgeModel = s
+			a.op().JudgeModel = s
 		case "threshold":
 			n, err := threshold(jv)
 			if err != nil {
@@ -727,13 +727,13 @@ func (p *parser) judge(fr fragment, k, v *yaml.Node, a *Assertion) bool {
 				ok = false
 				continue
 			}
-			a.Threshold = &n
+			a.op().Threshold = &n
 		default:
 			p.errorf(p.nodeRange(fr, jk), CodeMalformedAssertion, "unknown `llmJudge` key "+quote(jk.Value)+": use rubric, judgeModel and threshold")
 			ok = false
 		}
 	}
-	if a.Rubric == "" && ok {
+	if a.op().Rubric == "" && ok {
 		p.errorf(p.nodeRange(fr, k), CodeNoRubric, "`llmJudge` has no `rubric`: add one saying what the judge should look for")
 		ok = false
 	}

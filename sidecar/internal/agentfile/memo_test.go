@@ -79,7 +79,7 @@ func TestParserResultsShareNoMemory(t *testing.T) {
 	r := ps.Parse("m.agent.md", src)
 	for i := range r.Agent.Examples {
 		ex := &r.Agent.Examples[i]
-		*ex.Assertions[1].Threshold = 1
+		*ex.Assertions[1].Operands().Threshold = 1
 		ex.Assertions[0].Value = "changed"
 		ex.Tools[0].Calls[0].Result = "changed"
 	}
@@ -194,8 +194,8 @@ func TestParserMultiTurnResultsShareNoMemory(t *testing.T) {
 	r := ps.Parse("c.agent.md", src)
 	turn := &r.Agent.Examples[0].Turns[0]
 	turn.Input = "changed"
-	turn.Assertions[1].Names[0] = "changed"
-	*turn.Assertions[2].Min = 7
-	r.Agent.Examples[1].Assertions[0].Names[1] = "changed"
+	turn.Assertions[1].Operands().Names[0] = "changed"
+	*turn.Assertions[2].Operands().Min = 7
+	r.Agent.Examples[1].Assertions[0].Operands().Names[1] = "changed"
 	sameResult(t, "after changing a result", ps.Parse("c.agent.md", src), Parse("c.agent.md", src))
 }

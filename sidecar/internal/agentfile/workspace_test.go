@@ -31,7 +31,7 @@ func TestWorkspaceAndFileAssertionsParse(t *testing.T) {
 	}
 	got := []string{}
 	for _, as := range fix.Assertions {
-		got = append(got, string(as.Type)+"|"+as.Path+"|"+as.Value+"|"+strings.Join(as.Paths, ","))
+		got = append(got, string(as.Type)+"|"+as.Operands().Path+"|"+as.Value+"|"+strings.Join(as.Operands().Paths, ","))
 	}
 	want := []string{
 		"fileContains|calc/add.go|return a + b|",
@@ -43,7 +43,7 @@ func TestWorkspaceAndFileAssertionsParse(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("assertions:\n%s", strings.Join(got, "\n"))
 	}
-	if p := own.Assertions[0].Paths; p == nil || len(p) != 0 {
+	if p := own.Assertions[0].Operands().Paths; p == nil || len(p) != 0 {
 		t.Fatalf("filesChanged: [] is %#v, want an empty list", p)
 	}
 	// The per-entry (memo) parse gives the same agent.

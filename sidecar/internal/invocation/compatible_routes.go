@@ -135,7 +135,7 @@ func checkCredentialEcho(path string, plan *Plan, rt *Routes) error {
 			fields = append(fields, field{"the input of " + of, turn.Input})
 			for _, as := range turn.Assertions {
 				where := fmt.Sprintf("assertion %d of %s", as.Index+1, of)
-				fields = append(fields, field{where, string(as.Type)}, field{where, as.Value}, field{where, as.Rubric}, field{where, as.JudgeModel})
+				fields = append(fields, field{where, string(as.Type)}, field{where, as.Value}, field{where, as.Operands().Rubric}, field{where, as.Operands().JudgeModel})
 			}
 		}
 	}

@@ -161,7 +161,7 @@ func namedModels(opts Options, a *agentfile.Agent) []string {
 	for _, ex := range a.Examples {
 		for _, as := range ex.AllAssertions() {
 			if as.Type == agentfile.LLMJudge {
-				add(as.JudgeModel)
+				add(as.Operands().JudgeModel)
 			}
 		}
 	}

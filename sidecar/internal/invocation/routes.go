@@ -139,7 +139,7 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 				continue
 			}
 			judged = true
-			name := a.JudgeModel
+			name := a.Operands().JudgeModel
 			if name == "" {
 				name = model
 			}

@@ -104,7 +104,7 @@ func AssertedPaths(ex agentfile.Example) []string {
 	for _, a := range ex.Assertions {
 		switch a.Type {
 		case agentfile.FileContains, agentfile.FileNotContains, agentfile.FileMatches:
-			out = append(out, a.Path)
+			out = append(out, a.Operands().Path)
 		}
 	}
 	return out

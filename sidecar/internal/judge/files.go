@@ -39,7 +39,8 @@ func DecodeOutcome(payload []byte) *workspace.Outcome {
 // outcome it is unknown, never a pass. Evidence names paths, never the
 // file's content.
 func EvaluateFile(a agentfile.Assertion, o *workspace.Outcome) AssertionResult {
-	r := AssertionResult{Index: a.Index, Type: a.Type, Expected: a.Path}
+	op := a.Operands()
+	r := AssertionResult{Index: a.Index, Type: a.Type, Expected: op.Path}
 	if a.Type == agentfile.FilesChanged {
 		r.Expected = ""
 	}
@@ -47,7 +48,7 @@ func EvaluateFile(a agentfile.Assertion, o *workspace.Outcome) AssertionResult {
 		r.Outcome, r.Message = Unknown, "the turn journaled no workspace outcome, so the files cannot be judged"
 		return r
 	}
-	v, msg := workspace.Judge(string(a.Type), a.Path, a.Value, a.Paths, *o)
+	v, msg := workspace.Judge(string(a.Type), op.Path, a.Value, op.Paths, *o)
 	r.Outcome, r.Message = Outcome(v), msg
 	return r
 }

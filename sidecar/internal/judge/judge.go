@@ -157,9 +157,10 @@ func evalText(r AssertionResult, a agentfile.Assertion, answer string) Assertion
 }
 
 func evalLLMJudge(ctx context.Context, r AssertionResult, a agentfile.Assertion, input, answer string, s Sampler) AssertionResult {
+	op := a.Operands()
 	threshold := DefaultThreshold
-	if a.Threshold != nil {
-		threshold = *a.Threshold
+	if op.Threshold != nil {
+		threshold = *op.Threshold
 	}
 	r.Threshold = &threshold
 	r.Expected = "score >= " + strconv.Itoa(threshold) + " from both samples"
@@ -168,14 +169,14 @@ func evalLLMJudge(ctx context.Context, r AssertionResult, a agentfile.Assertion,
 	case threshold < 0 || threshold > 100:
 		r.Message = fmt.Sprintf("threshold %d is outside 0 to 100; set a threshold from 0 to 100 or omit it for %d", threshold, DefaultThreshold)
 		return r
-	case strings.TrimSpace(a.Rubric) == "":
+	case strings.TrimSpace(op.Rubric) == "":
 		r.Message = "llmJudge has an empty rubric; describe what a good answer must do"
 		return r
 	case s == nil:
 		r.Message = "no judge is available for llmJudge; run with a judge route"
 		return r
 	}
-	user, err := Payload(a.Rubric, input, answer)
+	user, err := Payload(op.Rubric, input, answer)
 	if err != nil {
 		r.Message = err.Error()
 		return r
@@ -187,7 +188,7 @@ func evalLLMJudge(ctx context.Context, r AssertionResult, a agentfile.Assertion,
 		r.Message = fmt.Sprintf("judge sample 1 of %d was not sent: %v", Samples, err)
 		return r
 	}
-	scores, failure := sampleAll(ctx, a.JudgeModel, user, s)
+	scores, failure := sampleAll(ctx, op.JudgeModel, user, s)
 	r.Scores = scores
 	if failure != "" {
 		r.Abort = true

@@ -150,7 +150,7 @@ func TestEvaluateLLMJudgeAggregation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &scripted{replies: tc.replies, errs: tc.errs}
-			a := agentfile.Assertion{Index: 3, Type: agentfile.LLMJudge, Rubric: tc.rubric, JudgeModel: "judge-x", Threshold: tc.threshold}
+			a := agentfile.Assertion{Index: 3, Type: agentfile.LLMJudge}.With(agentfile.Operands{Rubric: tc.rubric, JudgeModel: "judge-x", Threshold: tc.threshold})
 			got := Evaluate(context.Background(), a, "the input", "the answer", s)
 			if got.Outcome != tc.want || got.Abort != tc.wantAbort {
 				t.Fatalf("Outcome/Abort = %q/%v (%s), want %q/%v", got.Outcome, got.Abort, got.Message, tc.want, tc.wantAbort)
@@ -181,7 +181,7 @@ func TestEvaluateLLMJudgeAggregation(t *testing.T) {
 }
 
 func TestEvaluateLLMJudgeDefaultThresholdIs70(t *testing.T) {
-	got := Evaluate(context.Background(), agentfile.Assertion{Type: agentfile.LLMJudge, Rubric: "r"}, "", "",
+	got := Evaluate(context.Background(), agentfile.Assertion{Type: agentfile.LLMJudge}.With(agentfile.Operands{Rubric: "r"}), "", "",
 		&scripted{replies: []string{`{"score":70,"reasoning":""}`, `{"score":70,"reasoning":""}`}})
 	if got.Threshold == nil || *got.Threshold != 70 || got.Outcome != Pass {
 		t.Fatalf("got threshold %v outcome %q, want 70 pass", got.Threshold, got.Outcome)
@@ -189,7 +189,7 @@ func TestEvaluateLLMJudgeDefaultThresholdIs70(t *testing.T) {
 }
 
 func TestEvaluateLLMJudgeNoSamplerIsUnknown(t *testing.T) {
-	got := Evaluate(context.Background(), agentfile.Assertion{Type: agentfile.LLMJudge, Rubric: "r"}, "", "", nil)
+	got := Evaluate(context.Background(), agentfile.Assertion{Type: agentfile.LLMJudge}.With(agentfile.Operands{Rubric: "r"}), "", "", nil)
 	if got.Outcome != Unknown {
 		t.Fatalf("Outcome = %q, want unknown", got.Outcome)
 	}
@@ -199,7 +199,7 @@ func TestEvaluateLLMJudgeCanceledSendsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s := &scripted{replies: []string{`{"score":100,"reasoning":""}`, `{"score":100,"reasoning":""}`}}
-	got := Evaluate(ctx, agentfile.Assertion{Type: agentfile.LLMJudge, Rubric: "r"}, "", "", s)
+	got := Evaluate(ctx, agentfile.Assertion{Type: agentfile.LLMJudge}.With(agentfile.Operands{Rubric: "r"}), "", "", s)
 	if got.Outcome != Unknown || !got.Abort || s.calls != 0 {
 		t.Fatalf("Outcome/Abort/calls = %q/%v/%d, want unknown/true/0", got.Outcome, got.Abort, s.calls)
 	}
@@ -228,7 +228,7 @@ func TestFakeJudgeEndToEnd(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := agentfile.Assertion{Type: agentfile.LLMJudge, Rubric: tc.rubric, JudgeModel: "gpt-judge"}
+			a := agentfile.Assertion{Type: agentfile.LLMJudge}.With(agentfile.Operands{Rubric: tc.rubric, JudgeModel: "gpt-judge"})
 			got := Evaluate(context.Background(), a, "in", tc.answer, modelSampler{NewFakeModel()})
 			if got.Outcome != tc.want || got.Actual != tc.wantAct || got.Abort {
 				t.Fatalf("got %q %q abort=%v (%s), want %q %q", got.Outcome, got.Actual, got.Abort, got.Message, tc.want, tc.wantAct)
@@ -370,7 +370,7 @@ func TestEvaluateLLMJudgeSendsTheSamplesAtOnce(t *testing.T) {
 	b.all.Add(Samples)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	got := Evaluate(ctx, agentfile.Assertion{Type: agentfile.LLMJudge, Rubric: "r"}, "in", "out", b)
+	got := Evaluate(ctx, agentfile.Assertion{Type: agentfile.LLMJudge}.With(agentfile.Operands{Rubric: "r"}), "in", "out", b)
 	if got.Outcome != Pass || got.Actual != "scores 90, 90" || b.sent.Load() != Samples {
 		t.Fatalf("Outcome/Actual/sent = %q/%q/%d (%s), want pass/scores 90, 90/%d", got.Outcome, got.Actual, b.sent.Load(), got.Message, Samples)
 	}
@@ -390,7 +390,7 @@ func (f *failFirst) Sample(ctx context.Context, prev <-chan struct{}, _, _, _ st
 
 func TestEvaluateLLMJudgeFailureCancelsTheOtherSample(t *testing.T) {
 	f := &failFirst{}
-	got := Evaluate(context.Background(), agentfile.Assertion{Type: agentfile.LLMJudge, Rubric: "r"}, "in", "out", f)
+	got := Evaluate(context.Background(), agentfile.Assertion{Type: agentfile.LLMJudge}.With(agentfile.Operands{Rubric: "r"}), "in", "out", f)
 	if got.Outcome != Unknown || !got.Abort || !f.secondCancelled.Load() {
 		t.Fatalf("Outcome/Abort/second cancelled = %q/%v/%v, want unknown/true/true", got.Outcome, got.Abort, f.secondCancelled.Load())
 	}

@@ -45,6 +45,7 @@ func Covers(listed string, u ToolUse) bool {
 // validated batch, whatever answered it (a Disabled tool's call included);
 // uses are in the order the model requested them.
 func EvaluateTool(a agentfile.Assertion, uses []ToolUse) AssertionResult {
+	op := a.Operands()
 	r := AssertionResult{Index: a.Index, Type: a.Type, Expected: a.Value}
 	switch a.Type {
 	case agentfile.ToolCalled, agentfile.ToolNotCalled:
@@ -72,14 +73,14 @@ func EvaluateTool(a agentfile.Assertion, uses []ToolUse) AssertionResult {
 	case agentfile.ToolCalls:
 		return callCount(r, a, uses)
 	case agentfile.NoOtherTools:
-		r.Expected = strings.Join(a.Names, ", ")
+		r.Expected = strings.Join(op.Names, ", ")
 		var others []string
 		for _, u := range uses {
-			if !coveredByAny(a.Names, u) {
+			if !coveredByAny(op.Names, u) {
 				others = append(others, u.Name)
 			}
 		}
-		if len(a.Names) == 0 {
+		if len(op.Names) == 0 {
 			r.Outcome, r.Message = Unknown, "noOtherTools lists no tool; name the allowed tools with toolCalled, toolCalledWith or toolOrder"
 			return r
 		}
@@ -122,9 +123,10 @@ func trajectory(uses []ToolUse) string {
 // calledWith passes when at least one call of a tool the name covers has
 // arguments that contain the expected ones (ArgumentsMatch).
 func calledWith(r AssertionResult, a agentfile.Assertion, uses []ToolUse) AssertionResult {
-	r.Expected = a.Value + " " + a.Arguments
+	op := a.Operands()
+	r.Expected = a.Value + " " + op.Arguments
 	var want any
-	if err := decodeJSON(a.Arguments, &want); err != nil {
+	if err := decodeJSON(op.Arguments, &want); err != nil {
 		r.Outcome, r.Message = Unknown, "the expected arguments are not JSON; fix the assertion's arguments: "+err.Error()
 		return r
 	}
@@ -232,39 +234,41 @@ func decodeJSON(text string, v *any) error {
 // hold calls of the names in the assertion's order (others may come
 // between): the names are a subsequence of the trajectory.
 func order(r AssertionResult, a agentfile.Assertion, uses []ToolUse) AssertionResult {
-	r.Expected = strings.Join(a.Names, " → ")
-	if len(a.Names) == 0 {
+	op := a.Operands()
+	r.Expected = strings.Join(op.Names, " → ")
+	if len(op.Names) == 0 {
 		r.Outcome, r.Message = Unknown, "toolOrder names no tool"
 		return r
 	}
 	next := 0
 	for _, u := range uses {
-		if next < len(a.Names) && Covers(a.Names[next], u) {
+		if next < len(op.Names) && Covers(op.Names[next], u) {
 			next++
 		}
 	}
-	if next == len(a.Names) {
+	if next == len(op.Names) {
 		r.Outcome, r.Message = Pass, "the model called "+r.Expected+" in this order"
 		return r
 	}
 	r.Outcome = Fail
 	r.Actual = trajectory(uses)
 	if next == 0 {
-		r.Message = fmt.Sprintf("the model never called %s (the first of the order)", a.Names[0])
+		r.Message = fmt.Sprintf("the model never called %s (the first of the order)", op.Names[0])
 	} else {
-		r.Message = fmt.Sprintf("the model called %s in order, then no %s", strings.Join(a.Names[:next], " → "), a.Names[next])
+		r.Message = fmt.Sprintf("the model called %s in order, then no %s", strings.Join(op.Names[:next], " → "), op.Names[next])
 	}
 	return r
 }
 
 // callCount checks the number of calls against toolCalls' bounds.
 func callCount(r AssertionResult, a agentfile.Assertion, uses []ToolUse) AssertionResult {
+	op := a.Operands()
 	var bounds []string
-	if a.Min != nil {
-		bounds = append(bounds, fmt.Sprintf("at least %d", *a.Min))
+	if op.Min != nil {
+		bounds = append(bounds, fmt.Sprintf("at least %d", *op.Min))
 	}
-	if a.Max != nil {
-		bounds = append(bounds, fmt.Sprintf("at most %d", *a.Max))
+	if op.Max != nil {
+		bounds = append(bounds, fmt.Sprintf("at most %d", *op.Max))
 	}
 	if len(bounds) == 0 {
 		r.Outcome, r.Message = Unknown, "toolCalls has no bound; give it min or max"
@@ -273,7 +277,7 @@ func callCount(r AssertionResult, a agentfile.Assertion, uses []ToolUse) Asserti
 	r.Expected = strings.Join(bounds, " and ") + " calls"
 	n := len(uses)
 	r.Actual = strconv.Itoa(n)
-	if (a.Min != nil && n < *a.Min) || (a.Max != nil && n > *a.Max) {
+	if (op.Min != nil && n < *op.Min) || (op.Max != nil && n > *op.Max) {
 		r.Outcome = Fail
 		r.Message = fmt.Sprintf("the model made %d tool calls; the bound is %s", n, r.Expected)
 		return r
@@ -298,29 +302,30 @@ type Measures struct {
 // turn's journaled measures. A measure the journal does not hold is
 // unknown, never a pass.
 func EvaluateBudget(a agentfile.Assertion, m Measures) AssertionResult {
+	op := a.Operands()
 	r := AssertionResult{Index: a.Index, Type: a.Type}
 	switch a.Type {
 	case agentfile.MaxLatencyMs:
-		r.Expected = fmt.Sprintf("at most %d ms", a.Limit)
+		r.Expected = fmt.Sprintf("at most %d ms", op.Limit)
 		if m.DurationMs == nil {
 			r.Outcome, r.Message = Unknown, "the journal holds no duration for this turn"
 			return r
 		}
 		r.Actual = strconv.FormatFloat(*m.DurationMs, 'f', 1, 64) + " ms"
-		r.Outcome, r.Message = Pass, fmt.Sprintf("the turn took %s, within %d ms", r.Actual, a.Limit)
-		if *m.DurationMs > float64(a.Limit) {
-			r.Outcome, r.Message = Fail, fmt.Sprintf("the turn took %s, over the budget of %d ms", r.Actual, a.Limit)
+		r.Outcome, r.Message = Pass, fmt.Sprintf("the turn took %s, within %d ms", r.Actual, op.Limit)
+		if *m.DurationMs > float64(op.Limit) {
+			r.Outcome, r.Message = Fail, fmt.Sprintf("the turn took %s, over the budget of %d ms", r.Actual, op.Limit)
 		}
 	case agentfile.MaxTokens:
-		r.Expected = fmt.Sprintf("at most %d tokens", a.Limit)
+		r.Expected = fmt.Sprintf("at most %d tokens", op.Limit)
 		if m.TotalTokens == nil {
 			r.Outcome, r.Message = Unknown, "the route reported no token usage for this turn, so the budget cannot be checked"
 			return r
 		}
 		r.Actual = strconv.Itoa(*m.TotalTokens)
-		r.Outcome, r.Message = Pass, fmt.Sprintf("the turn used %d tokens, within %d", *m.TotalTokens, a.Limit)
-		if *m.TotalTokens > a.Limit {
-			r.Outcome, r.Message = Fail, fmt.Sprintf("the turn used %d tokens, over the budget of %d", *m.TotalTokens, a.Limit)
+		r.Outcome, r.Message = Pass, fmt.Sprintf("the turn used %d tokens, within %d", *m.TotalTokens, op.Limit)
+		if *m.TotalTokens > op.Limit {
+			r.Outcome, r.Message = Fail, fmt.Sprintf("the turn used %d tokens, over the budget of %d", *m.TotalTokens, op.Limit)
 		}
 	default:
 		r.Outcome, r.Message = Unknown, fmt.Sprintf("%s is not a budget", a.Type)

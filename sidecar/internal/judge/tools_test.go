@@ -48,31 +48,31 @@ func TestTrajectoryAssertions(t *testing.T) {
 		outcome Outcome
 		message string
 	}{
-		{"calledWith subset", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search", Arguments: `{"query":"kmx"}`}, script, Pass, ""},
-		{"calledWith nested subset", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search", Arguments: `{"filters":{"labels":["bug","ui"]},"page":1.0}`}, script, Pass, ""},
-		{"calledWith second call", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search", Arguments: `{"query":"journal"}`}, script, Pass, ""},
-		{"calledWith empty arguments match any call", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "fetch", Arguments: `{}`}, script, Pass, ""},
-		{"calledWith wrong value", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search", Arguments: `{"query":"other"}`}, script, Fail, "the model called search 2 times, never with arguments that contain the expected ones"},
-		{"calledWith values of two calls do not combine", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search", Arguments: `{"query":"kmx","page":2}`}, script, Fail, ""},
-		{"calledWith array is not a subset", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search", Arguments: `{"filters":{"labels":["bug"]}}`}, script, Fail, ""},
-		{"calledWith tool not called", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "ping", Arguments: `{}`}, script, Fail, "the model did not call ping"},
-		{"calledWith by set name", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "edit", Arguments: `{}`}, script, Pass, ""},
-		{"calledWith unreadable arguments is unknown", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "x", Arguments: `{"a":1}`}, []ToolUse{{Name: "x", Arguments: `{not json`}}, Unknown, ""},
-		{"order holds", agentfile.Assertion{Type: agentfile.ToolOrder, Names: []string{"search", "fetch"}}, script, Pass, ""},
-		{"order with repeats", agentfile.Assertion{Type: agentfile.ToolOrder, Names: []string{"search", "search", "edit"}}, script, Pass, ""},
-		{"order reversed", agentfile.Assertion{Type: agentfile.ToolOrder, Names: []string{"fetch", "search"}}, script, Fail, "the model called fetch in order, then no search"},
-		{"order never started", agentfile.Assertion{Type: agentfile.ToolOrder, Names: []string{"ping", "search"}}, script, Fail, "the model never called ping (the first of the order)"},
-		{"order on no calls", agentfile.Assertion{Type: agentfile.ToolOrder, Names: []string{"search", "fetch"}}, nil, Fail, ""},
-		{"calls within max", agentfile.Assertion{Type: agentfile.ToolCalls, Max: intp(4)}, script, Pass, "the model made 4 tool calls, at most 4 calls"},
-		{"calls over max", agentfile.Assertion{Type: agentfile.ToolCalls, Max: intp(3)}, script, Fail, "the model made 4 tool calls; the bound is at most 3 calls"},
-		{"calls under min", agentfile.Assertion{Type: agentfile.ToolCalls, Min: intp(5)}, script, Fail, ""},
-		{"calls between", agentfile.Assertion{Type: agentfile.ToolCalls, Min: intp(1), Max: intp(5)}, script, Pass, ""},
-		{"max 0 on no calls", agentfile.Assertion{Type: agentfile.ToolCalls, Max: intp(0)}, nil, Pass, ""},
-		{"no others", agentfile.Assertion{Type: agentfile.NoOtherTools, Names: []string{"search", "fetch", "edit"}}, script, Pass, ""},
-		{"others called", agentfile.Assertion{Type: agentfile.NoOtherTools, Names: []string{"search"}}, script, Fail, "the model called fetch, edit/editFiles, outside search"},
-		{"server wildcard covers the tools it brought in", agentfile.Assertion{Type: agentfile.NoOtherTools, Names: []string{"github/*"}}, []ToolUse{{Name: "github/list_prs", Reference: "github/*"}}, Pass, ""},
-		{"server wildcard does not cover a tool listed on its own", agentfile.Assertion{Type: agentfile.NoOtherTools, Names: []string{"github/*"}}, []ToolUse{{Name: "github/list_issues", Reference: "github/list_issues"}}, Fail, ""},
-		{"a prefix is not a set", agentfile.Assertion{Type: agentfile.NoOtherTools, Names: []string{"edit"}}, []ToolUse{{Name: "editor"}}, Fail, ""},
+		{"calledWith subset", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search"}.With(agentfile.Operands{Arguments: `{"query":"kmx"}`}), script, Pass, ""},
+		{"calledWith nested subset", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search"}.With(agentfile.Operands{Arguments: `{"filters":{"labels":["bug","ui"]},"page":1.0}`}), script, Pass, ""},
+		{"calledWith second call", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search"}.With(agentfile.Operands{Arguments: `{"query":"journal"}`}), script, Pass, ""},
+		{"calledWith empty arguments match any call", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "fetch"}.With(agentfile.Operands{Arguments: `{}`}), script, Pass, ""},
+		{"calledWith wrong value", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search"}.With(agentfile.Operands{Arguments: `{"query":"other"}`}), script, Fail, "the model called search 2 times, never with arguments that contain the expected ones"},
+		{"calledWith values of two calls do not combine", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search"}.With(agentfile.Operands{Arguments: `{"query":"kmx","page":2}`}), script, Fail, ""},
+		{"calledWith array is not a subset", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "search"}.With(agentfile.Operands{Arguments: `{"filters":{"labels":["bug"]}}`}), script, Fail, ""},
+		{"calledWith tool not called", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "ping"}.With(agentfile.Operands{Arguments: `{}`}), script, Fail, "the model did not call ping"},
+		{"calledWith by set name", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "edit"}.With(agentfile.Operands{Arguments: `{}`}), script, Pass, ""},
+		{"calledWith unreadable arguments is unknown", agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "x"}.With(agentfile.Operands{Arguments: `{"a":1}`}), []ToolUse{{Name: "x", Arguments: `{not json`}}, Unknown, ""},
+		{"order holds", agentfile.Assertion{Type: agentfile.ToolOrder}.With(agentfile.Operands{Names: []string{"search", "fetch"}}), script, Pass, ""},
+		{"order with repeats", agentfile.Assertion{Type: agentfile.ToolOrder}.With(agentfile.Operands{Names: []string{"search", "search", "edit"}}), script, Pass, ""},
+		{"order reversed", agentfile.Assertion{Type: agentfile.ToolOrder}.With(agentfile.Operands{Names: []string{"fetch", "search"}}), script, Fail, "the model called fetch in order, then no search"},
+		{"order never started", agentfile.Assertion{Type: agentfile.ToolOrder}.With(agentfile.Operands{Names: []string{"ping", "search"}}), script, Fail, "the model never called ping (the first of the order)"},
+		{"order on no calls", agentfile.Assertion{Type: agentfile.ToolOrder}.With(agentfile.Operands{Names: []string{"search", "fetch"}}), nil, Fail, ""},
+		{"calls within max", agentfile.Assertion{Type: agentfile.ToolCalls}.With(agentfile.Operands{Max: intp(4)}), script, Pass, "the model made 4 tool calls, at most 4 calls"},
+		{"calls over max", agentfile.Assertion{Type: agentfile.ToolCalls}.With(agentfile.Operands{Max: intp(3)}), script, Fail, "the model made 4 tool calls; the bound is at most 3 calls"},
+		{"calls under min", agentfile.Assertion{Type: agentfile.ToolCalls}.With(agentfile.Operands{Min: intp(5)}), script, Fail, ""},
+		{"calls between", agentfile.Assertion{Type: agentfile.ToolCalls}.With(agentfile.Operands{Min: intp(1), Max: intp(5)}), script, Pass, ""},
+		{"max 0 on no calls", agentfile.Assertion{Type: agentfile.ToolCalls}.With(agentfile.Operands{Max: intp(0)}), nil, Pass, ""},
+		{"no others", agentfile.Assertion{Type: agentfile.NoOtherTools}.With(agentfile.Operands{Names: []string{"search", "fetch", "edit"}}), script, Pass, ""},
+		{"others called", agentfile.Assertion{Type: agentfile.NoOtherTools}.With(agentfile.Operands{Names: []string{"search"}}), script, Fail, "the model called fetch, edit/editFiles, outside search"},
+		{"server wildcard covers the tools it brought in", agentfile.Assertion{Type: agentfile.NoOtherTools}.With(agentfile.Operands{Names: []string{"github/*"}}), []ToolUse{{Name: "github/list_prs", Reference: "github/*"}}, Pass, ""},
+		{"server wildcard does not cover a tool listed on its own", agentfile.Assertion{Type: agentfile.NoOtherTools}.With(agentfile.Operands{Names: []string{"github/*"}}), []ToolUse{{Name: "github/list_issues", Reference: "github/list_issues"}}, Fail, ""},
+		{"a prefix is not a set", agentfile.Assertion{Type: agentfile.NoOtherTools}.With(agentfile.Operands{Names: []string{"edit"}}), []ToolUse{{Name: "editor"}}, Fail, ""},
 		{"toolCalled by set name", agentfile.Assertion{Type: agentfile.ToolCalled, Value: "edit"}, script, Pass, "the model called edit (live)"},
 	}
 	for _, tt := range tests {
@@ -93,13 +93,13 @@ func TestBudgets(t *testing.T) {
 		m       Measures
 		outcome Outcome
 	}{
-		{"latency within", agentfile.Assertion{Type: agentfile.MaxLatencyMs, Limit: 100}, Measures{DurationMs: ms(99.5)}, Pass},
-		{"latency at the limit", agentfile.Assertion{Type: agentfile.MaxLatencyMs, Limit: 100}, Measures{DurationMs: ms(100)}, Pass},
-		{"latency over", agentfile.Assertion{Type: agentfile.MaxLatencyMs, Limit: 100}, Measures{DurationMs: ms(100.1)}, Fail},
-		{"latency not journaled", agentfile.Assertion{Type: agentfile.MaxLatencyMs, Limit: 100}, Measures{}, Unknown},
-		{"tokens within", agentfile.Assertion{Type: agentfile.MaxTokens, Limit: 50}, Measures{TotalTokens: intp(50)}, Pass},
-		{"tokens over", agentfile.Assertion{Type: agentfile.MaxTokens, Limit: 50}, Measures{TotalTokens: intp(51)}, Fail},
-		{"no usage reported is unknown, never a pass", agentfile.Assertion{Type: agentfile.MaxTokens, Limit: 50}, Measures{DurationMs: ms(1)}, Unknown},
+		{"latency within", agentfile.Assertion{Type: agentfile.MaxLatencyMs}.With(agentfile.Operands{Limit: 100}), Measures{DurationMs: ms(99.5)}, Pass},
+		{"latency at the limit", agentfile.Assertion{Type: agentfile.MaxLatencyMs}.With(agentfile.Operands{Limit: 100}), Measures{DurationMs: ms(100)}, Pass},
+		{"latency over", agentfile.Assertion{Type: agentfile.MaxLatencyMs}.With(agentfile.Operands{Limit: 100}), Measures{DurationMs: ms(100.1)}, Fail},
+		{"latency not journaled", agentfile.Assertion{Type: agentfile.MaxLatencyMs}.With(agentfile.Operands{Limit: 100}), Measures{}, Unknown},
+		{"tokens within", agentfile.Assertion{Type: agentfile.MaxTokens}.With(agentfile.Operands{Limit: 50}), Measures{TotalTokens: intp(50)}, Pass},
+		{"tokens over", agentfile.Assertion{Type: agentfile.MaxTokens}.With(agentfile.Operands{Limit: 50}), Measures{TotalTokens: intp(51)}, Fail},
+		{"no usage reported is unknown, never a pass", agentfile.Assertion{Type: agentfile.MaxTokens}.With(agentfile.Operands{Limit: 50}), Measures{DurationMs: ms(1)}, Unknown},
 		{"not a budget", agentfile.Assertion{Type: agentfile.Contains, Value: "x"}, Measures{TotalTokens: intp(1)}, Unknown},
 	}
 	for _, tt := range tests {
@@ -121,7 +121,7 @@ func TestAnswerPathNeverJudgesTraceOrBudget(t *testing.T) {
 
 func TestCalledWithNeverEchoesACredential(t *testing.T) {
 	key := "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
-	r := EvaluateTool(agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "x", Arguments: `{"a":1}`}, []ToolUse{{Name: "x", Arguments: `{"token":"` + key + `"}`}})
+	r := EvaluateTool(agentfile.Assertion{Type: agentfile.ToolCalledWith, Value: "x"}.With(agentfile.Operands{Arguments: `{"a":1}`}), []ToolUse{{Name: "x", Arguments: `{"token":"` + key + `"}`}})
 	if r.Outcome != Fail || strings.Contains(r.Actual+r.Message, key) {
 		t.Fatalf("= %v %q %q", r.Outcome, r.Message, r.Actual)
 	}

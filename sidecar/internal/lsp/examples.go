@@ -87,41 +87,42 @@ func turnLabel(n int, input string) string {
 // author's own text from the buffer (credential shapes there are already
 // refused by the parser), cut to keep the Test Explorer readable.
 func summarize(a agentfile.Assertion) string {
+	op := a.Operands()
 	switch a.Type {
 	case agentfile.LLMJudge:
-		s := "llmJudge " + strconv.Quote(cut(a.Rubric, 60))
-		if a.JudgeModel != "" {
-			s += " by " + a.JudgeModel
+		s := "llmJudge " + strconv.Quote(cut(op.Rubric, 60))
+		if op.JudgeModel != "" {
+			s += " by " + op.JudgeModel
 		}
-		if a.Threshold != nil {
-			s += fmt.Sprintf(" ≥ %d", *a.Threshold)
+		if op.Threshold != nil {
+			s += fmt.Sprintf(" ≥ %d", *op.Threshold)
 		}
 		return s
 	case agentfile.ToolCalled, agentfile.ToolNotCalled, agentfile.FileUnchanged:
-		return string(a.Type) + " " + a.Value + a.Path
+		return string(a.Type) + " " + a.Value + op.Path
 	case agentfile.FilesChanged:
-		return string(a.Type) + " [" + cut(strings.Join(a.Paths, ", "), 60) + "]"
+		return string(a.Type) + " [" + cut(strings.Join(op.Paths, ", "), 60) + "]"
 	case agentfile.FileContains, agentfile.FileNotContains, agentfile.FileMatches:
-		return string(a.Type) + " " + a.Path + " " + strconv.Quote(cut(a.Value, 60))
+		return string(a.Type) + " " + op.Path + " " + strconv.Quote(cut(a.Value, 60))
 	case agentfile.ToolCalledWith:
-		return "toolCalledWith " + a.Value + " " + cut(a.Arguments, 60)
+		return "toolCalledWith " + a.Value + " " + cut(op.Arguments, 60)
 	case agentfile.ToolOrder:
-		return "toolOrder " + strings.Join(a.Names, " → ")
+		return "toolOrder " + strings.Join(op.Names, " → ")
 	case agentfile.NoOtherTools:
-		return "noOtherTools: only " + strings.Join(a.Names, ", ")
+		return "noOtherTools: only " + strings.Join(op.Names, ", ")
 	case agentfile.ToolCalls:
 		s := "toolCalls"
-		if a.Min != nil {
-			s += fmt.Sprintf(" ≥ %d", *a.Min)
+		if op.Min != nil {
+			s += fmt.Sprintf(" ≥ %d", *op.Min)
 		}
-		if a.Max != nil {
-			s += fmt.Sprintf(" ≤ %d", *a.Max)
+		if op.Max != nil {
+			s += fmt.Sprintf(" ≤ %d", *op.Max)
 		}
 		return s
 	case agentfile.MaxLatencyMs:
-		return fmt.Sprintf("maxLatencyMs %d", a.Limit)
+		return fmt.Sprintf("maxLatencyMs %d", op.Limit)
 	case agentfile.MaxTokens:
-		return fmt.Sprintf("maxTokens %d", a.Limit)
+		return fmt.Sprintf("maxTokens %d", op.Limit)
 	}
 	return string(a.Type) + " " + strconv.Quote(cut(a.Value, 60))
 }

@@ -40,7 +40,7 @@ func (s *Server) fileEvidence(src source, rep *runner.Report) []FileEvidence {
 			if a.Type != r.Type {
 				continue
 			}
-			if expected, actual, ok := workspace.Evidence(string(a.Type), a.Path, a.Value, a.Paths, *o); ok {
+			if expected, actual, ok := workspace.Evidence(string(a.Type), a.Operands().Path, a.Value, a.Operands().Paths, *o); ok {
 				out = append(out, FileEvidence{Example: ex.ID, Assertion: r.Index, Expected: expected, Actual: actual})
 			}
 		}

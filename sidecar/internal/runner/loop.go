@@ -494,7 +494,7 @@ func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResu
 			r = judge.EvaluateBudget(a, m)
 		default:
 			r = judge.Evaluate(ectx, a, turn.Input, out.Answer, sampler)
-			if a.Type == agentfile.LLMJudge && r.Outcome == judge.Unknown && !r.Abort && unscored(r.Scores) && l.fakeJudge(a.JudgeModel) {
+			if a.Type == agentfile.LLMJudge && r.Outcome == judge.Unknown && !r.Abort && unscored(r.Scores) && l.fakeJudge(a.Operands().JudgeModel) {
 				r.Message = judge.FakeUnscorable
 			}
 		}

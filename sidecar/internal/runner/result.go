@@ -37,11 +37,11 @@ func judgeSpecs(rt *invocation.Routes, ex agentfile.Example) []journal.ResultJud
 			continue
 		}
 		th := judge.DefaultThreshold
-		if a.Threshold != nil {
-			th = *a.Threshold
+		if a.Operands().Threshold != nil {
+			th = *a.Operands().Threshold
 		}
-		spec := journal.ResultJudge{Rubric: a.Rubric, Threshold: th}
-		if id, ok := rt.JudgeIdentity(a.JudgeModel); ok {
+		spec := journal.ResultJudge{Rubric: a.Operands().Rubric, Threshold: th}
+		if id, ok := rt.JudgeIdentity(a.Operands().JudgeModel); ok {
 			spec.Model = journal.ModelIdentity{Route: id.Route, Model: id.Model}
 		}
 		out = append(out, spec)
