@@ -60,6 +60,28 @@ type Outcome struct {
 	Usage      *Usage
 }
 
+// verify takes a completed turn's replay verification: the turn is
+// verified only when its replay gave out.Answer with zero live model calls,
+// and then carries the journaled measures and the replay-verified calls
+// its trajectory and tool assertions are judged on. A live turn and a
+// re-graded one are verified alike.
+func (out *Outcome) verify(v *sessionspb.VerifyTurnResponse) {
+	switch {
+	case !v.GetVerified():
+		out.Problem = "not replay-verified: " + v.GetReason()
+	case v.GetLiveCalls() != 0:
+		out.Problem = "not replay-verified: replay attempted a live model call"
+	case v.GetAnswer() != out.Answer:
+		out.Problem = "not replay-verified: replay answer differs"
+	default:
+		out.Verified, out.WorkspaceOutcome = true, v.GetWorkspaceOutcomeJson()
+		out.DurationMs, out.Usage = measures(v)
+		for _, u := range v.GetToolUses() {
+			out.ToolUses = append(out.ToolUses, judge.ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
+		}
+	}
+}
+
 // Executor sits between the example loop and execution. Any Executor gets
 // the exact model, route and tool set in the Turn and must not retry, drop a
 // tool, fall back to another model or report an incomplete turn as complete. A
@@ -121,24 +143,11 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 				}
 			}
 		case *sessionspb.ExecuteEvent_Verified:
-			v := e.Verified
-			switch {
-			case !out.Completed:
+			if !out.Completed {
 				broken = errors.New("execute turn: a verification arrived for a turn that did not complete")
 				return broken
-			case !v.GetVerified():
-				out.Problem = "not replay-verified: " + v.GetReason()
-			case v.GetLiveCalls() != 0:
-				out.Problem = "not replay-verified: replay attempted a live model call"
-			case v.GetAnswer() != out.Answer:
-				out.Problem = "not replay-verified: replay answer differs"
-			default:
-				out.Verified, out.WorkspaceOutcome = true, v.GetWorkspaceOutcomeJson()
-				out.DurationMs, out.Usage = measures(v)
-				for _, u := range v.GetToolUses() {
-					out.ToolUses = append(out.ToolUses, judge.ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
-				}
 			}
+			out.verify(e.Verified)
 		}
 		return nil
 	})

@@ -10,7 +10,6 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
-	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
 )
@@ -108,22 +107,9 @@ func (e *regradeExecutor) copyAndVerify(ctx context.Context, s *readback.SourceS
 	if err != nil {
 		return Outcome{}, fmt.Errorf("verify the re-graded turn: %w", err)
 	}
-	switch {
-	case !v.GetVerified():
-		out.Problem = "not replay-verified: " + v.GetReason()
-	case v.GetLiveCalls() != 0:
-		out.Problem = "not replay-verified: replay attempted a live model call"
-	case v.GetAnswer() != s.Answer:
-		out.Problem = "not replay-verified: replay answer differs"
-	default:
-		out.Verified, out.WorkspaceOutcome = true, v.GetWorkspaceOutcomeJson()
-		out.DurationMs, out.Usage = measures(v)
-		// The source turn's trace, for the trajectory and tool
-		// assertions: the same replay-verified calls a live turn reports.
-		for _, u := range v.GetToolUses() {
-			out.ToolUses = append(out.ToolUses, judge.ToolUse{Name: u.GetName(), Source: u.GetSource(), Dispatched: u.GetDispatched(), Arguments: u.GetArguments()})
-		}
-	}
+	// The source turn's trace comes back with the verification, for the
+	// trajectory and tool assertions: the same calls a live turn reports.
+	out.verify(v)
 	return out, nil
 }
 
