@@ -370,6 +370,7 @@ export interface TrialCounts {
   unknown: number;
   judgeSplits: number;
   flaky: boolean;
+  notRun?: number;
 }
 
 /** Go: runner.TrialResult */
@@ -381,6 +382,8 @@ export interface TrialResult {
   durationMs: number;
   assertions?: AssertionResult[];
   turns?: TurnResult[];
+  usage?: Usage;
+  judgeUsage?: Usage;
 }
 
 /** Go: runner.TurnResult */
@@ -399,6 +402,7 @@ export interface TurnResult {
   answer?: string;
   toolCalls?: number;
   toolSources?: ToolSource[];
+  trials?: TrialCounts;
 }
 
 /** Go: runner.Usage */

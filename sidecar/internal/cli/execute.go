@@ -173,7 +173,8 @@ func printTurns(w io.Writer, ex runner.ExampleResult) {
 		}
 		line := t.Message
 		if t.Verdict != runner.VerdictPass && t.Verdict != runner.VerdictNotRun {
-			line = runner.DecidingLine(runner.ExampleResult{Verdict: t.Verdict, Message: t.Message, Assertions: t.Assertions, Deciding: t.Deciding})
+			// Over trials the message says what happened in each trial.
+			line = runner.DecidingLine(runner.ExampleResult{Verdict: t.Verdict, Message: t.Message, Assertions: t.Assertions, Deciding: t.Deciding, Trials: t.Trials})
 		}
 		fmt.Fprintf(w, "    %-8s %-22s %s\n", word, fmt.Sprintf("turn %d", t.Turn), line)
 	}

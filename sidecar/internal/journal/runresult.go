@@ -46,6 +46,12 @@ type ResultExample struct {
 	// Judges are the example's llmJudge assertions as they were judged,
 	// so a re-grade can tell whether a journaled sample may be reused.
 	Judges []ResultJudge `json:"judges,omitempty"`
+	// JudgeSessions are the judge samples' sessions that judged this
+	// example's (this trial's) answer: a one-turn example's (a multi-turn
+	// example's turns name their own). Absent in journals kmx wrote before
+	// it recorded them, whose samples a read-back gives to the first
+	// agent turn of their example.
+	JudgeSessions []string `json:"judgeSessions,omitempty"`
 	// Turns are a multi-turn example's turns: each one's verdict and
 	// agent session ("not run" turns have none).
 	Turns []ResultTurn `json:"turns,omitempty"`
@@ -60,6 +66,8 @@ type ResultTurn struct {
 	Verdict   string `json:"verdict"`
 	Message   string `json:"message,omitempty"`
 	SessionID string `json:"sessionId,omitempty"`
+	// JudgeSessions are the judge samples' sessions that judged the turn.
+	JudgeSessions []string `json:"judgeSessions,omitempty"`
 }
 
 // ResultJudge is one llmJudge assertion: its rubric, the judge's model

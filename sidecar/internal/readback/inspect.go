@@ -410,7 +410,8 @@ func inspectWith(ctx context.Context, dir, runID string, keep func([]journal.Rec
 	if err := replayAll(ctx, client, sess); err != nil {
 		return nil, nil, readRefusal(ctx, runID, err)
 	}
-	agentAt := map[string]int{} // example ID -> index in in.Turns of its first agent turn
+	agentAt := map[string]int{}   // example ID -> index in in.Turns of its first agent turn
+	sessionAt := map[string]int{} // agent session ID -> index in in.Turns of its first turn
 	var orphans []*inspectedSession
 	for _, s := range sess {
 		for _, vt := range s.verified {
@@ -425,13 +426,22 @@ func inspectWith(ctx context.Context, dir, runID string, keep func([]journal.Rec
 			if _, seen := agentAt[t.Example]; !seen {
 				agentAt[t.Example] = len(in.Turns)
 			}
+			if _, seen := sessionAt[s.id]; !seen {
+				sessionAt[s.id] = len(in.Turns)
+			}
 			in.Turns = append(in.Turns, t)
 		}
 	}
-	// Judge samples belong to their example's agent turn; a judge session
-	// whose example has none is shown as a turn of its own.
+	// Judge samples belong to the agent turn whose answer they judged, as
+	// the run's result names it (with trials, each trial's own); in a
+	// journal without those names, to their example's first agent turn. A
+	// judge session whose example has none is shown as a turn of its own.
+	judged := judgedSessions(result)
 	for _, s := range orphans {
-		i, ok := agentAt[s.placed.ExampleID]
+		i, ok := sessionAt[judged[s.id]]
+		if !ok {
+			i, ok = agentAt[s.placed.ExampleID]
+		}
 		for _, vt := range s.verified {
 			if ok {
 				js := s.sample(vt)
@@ -815,6 +825,26 @@ func fileChange(c workspace.Change) InspectedFileChange {
 		}
 	}
 	return fc
+}
+
+// judgedSessions maps each judge session the run's result names to the
+// agent session whose answer it judged (empty without a result).
+func judgedSessions(r *journal.RunResult) map[string]string {
+	out := map[string]string{}
+	if r == nil {
+		return out
+	}
+	for _, re := range r.Examples {
+		for _, js := range re.JudgeSessions {
+			out[js] = re.SessionID
+		}
+		for _, rt := range re.Turns {
+			for _, js := range rt.JudgeSessions {
+				out[js] = rt.SessionID
+			}
+		}
+	}
+	return out
 }
 
 // groupExamples fills in.Examples, the turns' recorded verdicts and the

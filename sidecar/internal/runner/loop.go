@@ -294,6 +294,7 @@ func (l *loop) runScript(ctx, actx context.Context, ex agentfile.Example, res Ex
 		tr.Journaled, tr.Verified = one.Journaled, one.Verified
 		tr.Assertions, tr.Deciding, tr.DecidingRange = one.Assertions, one.Deciding, one.DecidingRange
 		tr.Answer, tr.ToolCalls, tr.ToolSources, tr.sessionID = one.Answer, one.ToolCalls, one.ToolSources, one.sessionID
+		tr.judgeSessions = one.judgeSessions
 		if one.Verified {
 			tr.DurationMs, tr.Usage = out.DurationMs, one.Usage
 			res.Usage.add(one.Usage)
@@ -461,7 +462,7 @@ func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name str
 // result with fewer assertions than the turn has cannot pass.
 func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResult, name string, turn agentfile.Turn, out Outcome) string {
 	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: name, slots: l.slots}
-	defer func() { res.JudgeUsage = sampler.usage }()
+	defer func() { res.JudgeUsage, res.judgeSessions = sampler.usage, sampler.sessions }()
 	if len(turn.Assertions) > 0 {
 		// Sized once: the results stay in the report until the run ends.
 		res.Assertions = make([]judge.AssertionResult, 0, len(turn.Assertions))
@@ -664,9 +665,12 @@ type judgeSampler struct {
 	exec    Executor
 	routes  *invocation.Routes
 	example string
-	// mu guards usage: the judge's token usage over the samples sent.
-	mu    sync.Mutex
-	usage *Usage
+	// mu guards usage, the judge's token usage over the samples sent, and
+	// sessions, the samples' journal sessions (placed ones, whatever
+	// their outcome).
+	mu       sync.Mutex
+	usage    *Usage
+	sessions []string
 	// slots is the run's pool (see loop.slots); nil runs every sample in
 	// turn.
 	slots chan struct{}
@@ -693,6 +697,11 @@ func (s *judgeSampler) Sample(ctx context.Context, prev <-chan struct{}, judgeMo
 		}
 	}
 	out, err := s.exec.Execute(ctx, Turn{Purpose: invocation.PurposeJudge, ExampleID: s.example, Instructions: instructions, Input: input, Model: id})
+	if out.SessionID != "" {
+		s.mu.Lock()
+		s.sessions = append(s.sessions, out.SessionID)
+		s.mu.Unlock()
+	}
 	if err != nil {
 		return "", fmt.Errorf("judge sample: %w", err)
 	}

@@ -285,8 +285,11 @@ type ExampleResult struct {
 	Usage      *Usage `json:"usage,omitempty"`
 	JudgeUsage *Usage `json:"judgeUsage,omitempty"`
 	// sessionID is the agent turn's journal session (recorded in the
-	// run's result record, not reported).
-	sessionID string
+	// run's result record, not reported); judgeSessions are the judge
+	// samples' sessions of a one-turn example (each multi-turn turn has
+	// its own), so a read-back shows them on the answer they judged.
+	sessionID     string
+	judgeSessions []string
 	// workspace is the verified turn's outcome, for the CLI's diff of a
 	// failing example (--show-content); never in the JSON report.
 	workspace *workspace.Outcome
@@ -360,7 +363,17 @@ type TurnResult struct {
 	Answer        *string                 `json:"answer,omitempty"`
 	ToolCalls     int                     `json:"toolCalls,omitempty"`
 	ToolSources   []ToolSource            `json:"toolSources,omitempty"`
+	// Trials is set on the turns of an example that ran more than once:
+	// the turn's outcomes over the trials (NotRun counts the trials that
+	// never sent it). Its verdict is then over the trials as the
+	// example's is (pass only when it passed in every trial, fail when it
+	// failed in any, not run when no trial sent it, else unknown), its
+	// message says what happened to it in each trial, its usage and
+	// duration are summed over them, and its assertions are its deciding
+	// trial's. Each trial's own turns are in the example's TrialResults.
+	Trials        *TrialCounts `json:"trials,omitempty"`
 	sessionID     string
+	judgeSessions []string
 }
 
 // TrialResult is one trial of an example: what a plain Test reports for it.
@@ -372,8 +385,14 @@ type TrialResult struct {
 	DurationMs float64                 `json:"durationMs"`
 	Assertions []judge.AssertionResult `json:"assertions,omitempty"`
 	// Turns are a multi-turn example's turns in this trial.
-	Turns     []TurnResult `json:"turns,omitempty"`
-	sessionID string
+	Turns []TurnResult `json:"turns,omitempty"`
+	// Usage is the agent's token usage over this trial's verified turns;
+	// JudgeUsage the judge's over the samples that judged this trial's
+	// answers (absent without samples).
+	Usage         *Usage `json:"usage,omitempty"`
+	JudgeUsage    *Usage `json:"judgeUsage,omitempty"`
+	sessionID     string
+	judgeSessions []string
 }
 
 // TrialCounts are an example's outcomes over N trials. JudgeSplits counts
@@ -385,6 +404,10 @@ type TrialCounts struct {
 	Unknown     int  `json:"unknown"`
 	JudgeSplits int  `json:"judgeSplits"`
 	Flaky       bool `json:"flaky"`
+	// NotRun counts, for a multi-turn example's turn, the trials that
+	// never sent it (an earlier turn did not pass); never set on an
+	// example.
+	NotRun int `json:"notRun,omitempty"`
 }
 
 // RefusalReport is the JSON form of a refusal.

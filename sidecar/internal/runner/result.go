@@ -71,19 +71,15 @@ func writeResult(ctx context.Context, j *journal.Journal, plan *invocation.Plan,
 			continue
 		}
 		if len(ex.TrialResults) > 0 {
+			// Each trial with its own turns and judge samples, so a
+			// read-back shows every trial's answers and the samples that
+			// judged them (not all of them on the first trial).
 			for k, tr := range ex.TrialResults {
-				res.Examples = append(res.Examples, journal.ResultExample{ID: ex.ID, Trial: k + 1, Verdict: tr.Verdict, Message: tr.Message, DurationMs: tr.DurationMs, SessionID: tr.sessionID, Judges: judges[ex.ID]})
+				res.Examples = append(res.Examples, resultExample(journal.ResultExample{ID: ex.ID, Trial: k + 1, Verdict: tr.Verdict, Message: tr.Message, DurationMs: tr.DurationMs, SessionID: tr.sessionID, Judges: judges[ex.ID], JudgeSessions: tr.judgeSessions}, tr.Turns, tr.Usage))
 			}
 			continue
 		}
-		re := journal.ResultExample{ID: ex.ID, Verdict: ex.Verdict, Message: ex.Message, DurationMs: ex.DurationMs, SessionID: ex.sessionID, Judges: judges[ex.ID]}
-		for _, t := range ex.Turns {
-			re.Turns = append(re.Turns, journal.ResultTurn{Turn: t.Turn, Verdict: t.Verdict, Message: t.Message, SessionID: t.sessionID})
-		}
-		if u := ex.Usage; u != nil && u.Unreported == 0 {
-			re.Usage = &journal.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
-		}
-		res.Examples = append(res.Examples, re)
+		res.Examples = append(res.Examples, resultExample(journal.ResultExample{ID: ex.ID, Verdict: ex.Verdict, Message: ex.Message, DurationMs: ex.DurationMs, SessionID: ex.sessionID, Judges: judges[ex.ID], JudgeSessions: ex.judgeSessions}, ex.Turns, ex.Usage))
 	}
 	payload, err := journal.Encode(res)
 	if err != nil {
@@ -93,4 +89,17 @@ func writeResult(ctx context.Context, j *journal.Journal, plan *invocation.Plan,
 		return fmt.Errorf("record the run's result: %w", err)
 	}
 	return nil
+}
+
+// resultExample completes an example's (or a trial's) result record with
+// its turns and its agent usage (recorded only when every turn reported
+// one).
+func resultExample(re journal.ResultExample, turns []TurnResult, u *Usage) journal.ResultExample {
+	for _, t := range turns {
+		re.Turns = append(re.Turns, journal.ResultTurn{Turn: t.Turn, Verdict: t.Verdict, Message: t.Message, SessionID: t.sessionID, JudgeSessions: t.judgeSessions})
+	}
+	if u != nil && u.Unreported == 0 {
+		re.Usage = &journal.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	}
+	return re
 }

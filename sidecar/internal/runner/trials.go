@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
@@ -81,7 +82,8 @@ func aggregateTrials(trials []ExampleResult) ExampleResult {
 		res.Journaled = res.Journaled && t.Journaled
 		res.Verified = res.Verified && t.Verified
 		res.DurationMs += t.DurationMs
-		res.TrialResults = append(res.TrialResults, TrialResult{Verdict: t.Verdict, Message: t.Message, Journaled: t.Journaled, Verified: t.Verified, DurationMs: t.DurationMs, Assertions: t.Assertions, Turns: t.Turns, sessionID: t.sessionID})
+		res.TrialResults = append(res.TrialResults, TrialResult{Verdict: t.Verdict, Message: t.Message, Journaled: t.Journaled, Verified: t.Verified, DurationMs: t.DurationMs, Assertions: t.Assertions, Turns: t.Turns,
+			Usage: t.Usage, JudgeUsage: t.JudgeUsage, sessionID: t.sessionID, judgeSessions: t.judgeSessions})
 		if t.Usage != nil {
 			if res.Usage == nil {
 				res.Usage = &Usage{}
@@ -128,7 +130,8 @@ func aggregateTrials(trials []ExampleResult) ExampleResult {
 	}
 	d := trials[pick]
 	res.Assertions, res.Deciding, res.DecidingRange, res.Answer = d.Assertions, d.Deciding, d.DecidingRange, d.Answer
-	res.ToolCalls, res.ToolSources, res.Turns = d.ToolCalls, d.ToolSources, d.Turns
+	res.ToolCalls, res.ToolSources = d.ToolCalls, d.ToolSources
+	res.Turns = trialTurns(trials)
 	counts := fmt.Sprintf("%d pass, %d fail, %d unknown", c.Pass, c.Fail, c.Unknown)
 	if c.JudgeSplits > 0 {
 		counts += fmt.Sprintf(", %d with split judge samples", c.JudgeSplits)
@@ -142,4 +145,137 @@ func aggregateTrials(trials []ExampleResult) ExampleResult {
 		res.Message = fmt.Sprintf("%d/%d trials %s: %s", n, n, res.Verdict, d.Message)
 	}
 	return res
+}
+
+// trialTurns folds a multi-turn example's trials turn by turn (nil for a
+// one-turn example): turn n's verdict over the N trials as an example's is
+// over its trials (pass only when it passed in every trial, fail when it
+// failed in any, not run when no trial reached it, else unknown), its
+// counts (NotRun: the trials that never sent it), its usage and duration
+// summed over the trials, and a message saying what happened to it in
+// each trial. Its assertions are its deciding trial's: the first in which
+// it failed, else the first in which it ran and did not pass.
+func trialTurns(trials []ExampleResult) []TurnResult {
+	n := 0
+	for _, t := range trials {
+		n = max(n, len(t.Turns))
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]TurnResult, n)
+	for i := range out {
+		c := TrialCounts{N: len(trials)}
+		agg := TurnResult{Turn: i + 1, Journaled: true, Verified: true}
+		parts := make([]string, len(trials))
+		pick, ran := -1, 0
+		for k, t := range trials {
+			if i >= len(t.Turns) || t.Turns[i].Verdict == VerdictNotRun {
+				c.NotRun++
+				why := "not run"
+				if i < len(t.Turns) && t.Turns[i].Message != "" {
+					why = t.Turns[i].Message
+				} else if t.Message != "" {
+					why = "not run: " + t.Message
+				}
+				parts[k] = fmt.Sprintf("trial %d: %s", k+1, why)
+				continue
+			}
+			tr := t.Turns[i]
+			if agg.Range == nil {
+				agg.Range = tr.Range
+			}
+			ran++
+			switch tr.Verdict {
+			case VerdictPass:
+				c.Pass++
+				parts[k] = fmt.Sprintf("trial %d: pass", k+1)
+			case VerdictFail:
+				c.Fail++
+				if pick < 0 || trials[pick].Turns[i].Verdict != VerdictFail {
+					pick = k
+				}
+			default:
+				c.Unknown++
+				if pick < 0 {
+					pick = k
+				}
+			}
+			if tr.Verdict != VerdictPass {
+				parts[k] = fmt.Sprintf("trial %d: %s: %s", k+1, tr.Verdict, tr.Message)
+			}
+			agg.Journaled = agg.Journaled && tr.Journaled
+			agg.Verified = agg.Verified && tr.Verified
+			if tr.DurationMs != nil {
+				if agg.DurationMs == nil {
+					agg.DurationMs = new(float64)
+				}
+				*agg.DurationMs += *tr.DurationMs
+			}
+			if tr.Verified {
+				if agg.Usage == nil {
+					agg.Usage = &Usage{}
+				}
+				agg.Usage.add(tr.Usage)
+			}
+		}
+		if agg.Range == nil {
+			for _, t := range trials {
+				if i < len(t.Turns) {
+					agg.Range = t.Turns[i].Range
+					break
+				}
+			}
+		}
+		if ran == 0 {
+			agg.Journaled, agg.Verified = false, false
+		}
+		kinds := 0
+		for _, k := range []int{c.Pass, c.Fail, c.Unknown} {
+			if k > 0 {
+				kinds++
+			}
+		}
+		c.Flaky = kinds > 1
+		agg.Trials = &c
+		switch {
+		case c.Fail > 0:
+			agg.Verdict = VerdictFail
+		case c.Pass == c.N:
+			agg.Verdict = VerdictPass
+		case c.NotRun == c.N:
+			agg.Verdict = VerdictNotRun
+		default:
+			agg.Verdict = VerdictUnknown
+		}
+		if pick >= 0 {
+			d := trials[pick].Turns[i]
+			agg.Assertions, agg.Deciding, agg.DecidingRange = d.Assertions, d.Deciding, d.DecidingRange
+			agg.Answer, agg.ToolCalls, agg.ToolSources = d.Answer, d.ToolCalls, d.ToolSources
+		} else if ran > 0 {
+			for _, t := range trials {
+				if i < len(t.Turns) && t.Turns[i].Verdict == VerdictPass {
+					d := t.Turns[i]
+					agg.Assertions, agg.Answer, agg.ToolCalls, agg.ToolSources = d.Assertions, d.Answer, d.ToolCalls, d.ToolSources
+					break
+				}
+			}
+		}
+		counts := fmt.Sprintf("%d pass, %d fail, %d unknown", c.Pass, c.Fail, c.Unknown)
+		if c.NotRun > 0 {
+			counts += fmt.Sprintf(", %d not run", c.NotRun)
+		}
+		switch {
+		case agg.Verdict == VerdictPass:
+			agg.Message = fmt.Sprintf("all %d trials passed", c.N)
+		case c.Flaky:
+			agg.Message = fmt.Sprintf("flaky %d/%d passed (%s); %s", c.Pass, c.N, counts, strings.Join(parts, "; "))
+		case agg.Verdict == VerdictNotRun:
+			agg.Message = fmt.Sprintf("not run in any of the %d trials; %s", c.N, strings.Join(parts, "; "))
+		default:
+			agg.Message = fmt.Sprintf("%d/%d trials passed (%s); %s", c.Pass, c.N, counts, strings.Join(parts, "; "))
+		}
+		out[i] = agg
+	}
+	return out
 }
