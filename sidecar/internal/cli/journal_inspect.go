@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
 )
 
@@ -79,6 +80,10 @@ func printInspection(w io.Writer, in *readback.Inspection, showReasoning bool) {
 		if t.Workspace != nil && printInspectedWorkspace(w, t.Workspace, in.ContentShown) {
 			withheldContent = true
 		}
+		if t.State == readback.TurnVerified {
+			// The judge's usage is its samples' (below), apart.
+			fmt.Fprintf(w, "    %s\n", tokensText(t.Purpose, t.Usage, t.JudgeUsage))
+		}
 		for k, s := range t.JudgeSamples {
 			line := fmt.Sprintf("    judge sample %d · model %s (%s) · %s", k+1, clean(s.Model.Model), clean(s.Model.Route), s.State)
 			switch s.Reply {
@@ -99,10 +104,18 @@ func printInspection(w io.Writer, in *readback.Inspection, showReasoning bool) {
 			withheld = withheld || (!showReasoning && s.Reply != readback.ReplyNone && s.Reply != readback.ReplyMalformed)
 		}
 	}
+	printInspectedExamples(w, in)
 	fmt.Fprintln(w)
 	s := in.Summary
 	fmt.Fprintf(w, "%s: %d verified, %d incomplete, %d failed, %d cancelled · %s · %s\n",
 		plural(s.Turns, "turn"), s.Verified, s.Incomplete, s.Failed, s.Cancelled, plural(s.JudgeSamples, "judge sample"), plural(in.LiveCalls, "live model call"))
+	if u := in.Usage; u != nil {
+		line := "tokens: agent " + tokenUsage(u.Agent)
+		if u.Judge != nil {
+			line += " · judge " + tokenUsage(u.Judge)
+		}
+		fmt.Fprintln(w, line)
+	}
 	if withheld {
 		fmt.Fprintln(w, "judge reasoning withheld; add --show-reasoning to see it")
 	}
@@ -168,4 +181,63 @@ func printInspectedWorkspace(w io.Writer, ws *readback.InspectedWorkspace, showC
 		}
 	}
 	return withheld
+}
+
+// printInspectedExamples prints each example (each trial of one) with its
+// turns, as numbered above, and its token usage summed over them.
+func printInspectedExamples(w io.Writer, in *readback.Inspection) {
+	if len(in.Examples) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "examples:")
+	for _, ex := range in.Examples {
+		name := clean(ex.ID)
+		if ex.Trial > 0 {
+			name += fmt.Sprintf(" (trial %d)", ex.Trial)
+		}
+		turns := make([]string, 0, len(ex.Turns))
+		verified := false
+		for _, i := range ex.Turns {
+			turns = append(turns, fmt.Sprintf("[%d]", i+1))
+			verified = verified || in.Turns[i].State == readback.TurnVerified
+		}
+		line := fmt.Sprintf("  %s · %s %s", name, plural(len(turns), "turn"), strings.Join(turns, " "))
+		if n := len(ex.NotRun); n > 0 {
+			line += fmt.Sprintf(", %d not run", n)
+		}
+		if verified {
+			line += " · " + tokensText(invocation.PurposeAgent, ex.Usage, ex.JudgeUsage)
+		} else {
+			line += " · no verified turn"
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// tokensText is a turn's or an example's token usage as the routes
+// reported it, the agent's (or a judge turn's own) and its judge samples'
+// apart: "tokens: agent 28 (prompt 19, completion 9) · judge 402 (...)".
+// A route that reported none is "not reported", never 0.
+func tokensText(purpose string, u, judged *readback.TokenUsage) string {
+	who := "agent"
+	if purpose == invocation.PurposeJudge {
+		who = "judge"
+	}
+	line := "tokens: " + who + " " + tokenUsage(u)
+	if judged != nil {
+		line += " · judge " + tokenUsage(judged)
+	}
+	return line
+}
+
+func tokenUsage(u *readback.TokenUsage) string {
+	if u == nil || u.TotalTokens == 0 && u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		return "usage not reported"
+	}
+	s := fmt.Sprintf("%d (prompt %d, completion %d)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	if u.Unreported > 0 {
+		s += fmt.Sprintf(", %s reported no usage", plural(u.Unreported, "turn"))
+	}
+	return s
 }

@@ -152,7 +152,7 @@ func Run(t *testing.T, path, prefix string, update bool, how string, setup func(
 // Normalizer replaces what varies between runs, and only that: the named
 // paths by their names, run IDs by $RUN1, $RUN2, … in the order they
 // first appear, durations by D, sizes by SIZE, JSON numbers and times
-// that vary by N and T, and the kmx version by V.
+// (and the text's times, "2026-01-02 03:04:05 UTC") that vary by N and T, and the kmx version by V.
 type Normalizer struct {
 	// Vars maps a name ($WORK) to its value, for Expand and Normalize.
 	Vars map[string]string
@@ -165,6 +165,8 @@ var (
 	size     = regexp.MustCompile(`\b\d+(\.\d+)? (KiB|MiB|GiB|B|bytes)\b`)
 	jsonNums = regexp.MustCompile(`"(durationMs|durationUs|sizeBytes|bytes|size)": ?[0-9.e+-]+`)
 	times    = regexp.MustCompile(`"(created|started|finished|updated|time)": ?"[^"]+"`)
+	// textTime is a time as the text output prints one (kmx journal inspect).
+	textTime = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\b`)
 	version  = regexp.MustCompile(`"kmxVersion": ?"[^"]+"`)
 )
 
@@ -209,6 +211,7 @@ func (n *Normalizer) Normalize(s string) string {
 	}
 	s = jsonNums.ReplaceAllStringFunc(s, func(m string) string { return m[:strings.Index(m, ":")] + `: N` })
 	s = times.ReplaceAllStringFunc(s, func(m string) string { return m[:strings.Index(m, ":")] + `: "T"` })
+	s = textTime.ReplaceAllString(s, "T")
 	s = version.ReplaceAllString(s, `"kmxVersion": "V"`)
 	s = size.ReplaceAllString(s, "SIZE")
 	return duration.ReplaceAllString(s, "D")
