@@ -906,6 +906,7 @@ export interface CompareRow {
   changes?: CompareChange[];
   verdict: string;
   differs?: boolean;
+  turns?: CompareTurnRow[];
 }
 
 /** Go: compare.Cell */
@@ -914,6 +915,7 @@ export interface CompareCell {
   durationMs: number;
   trials?: CompareTrials;
   tokens?: number;
+  turns?: CompareTurnCell[];
 }
 
 /** Go: compare.Trials */
@@ -925,12 +927,25 @@ export interface CompareTrials {
   flaky: boolean;
 }
 
+/** Go: compare.TurnCell */
+export interface CompareTurnCell {
+  turn: number;
+  verdict: string;
+  trials?: CompareTrials;
+}
+
 /** Go: compare.Change */
 export interface CompareChange {
   model: CompareModel;
   change: string;
   from: string;
   to: string;
+}
+
+/** Go: compare.TurnRow */
+export interface CompareTurnRow {
+  turn: number;
+  verdict: string;
 }
 
 /** Go: compare.Changes */

@@ -114,6 +114,31 @@ type Cell struct {
 	// Tokens is the tokens the route reported for the example, when it
 	// reported any; absent otherwise (never a guess).
 	Tokens *int `json:"tokens,omitempty"`
+	// Turns are a multi-turn example's turns on this column, in order
+	// (over trials, each folded over them); absent for a one-turn one.
+	Turns []TurnCell `json:"turns,omitempty"`
+}
+
+// TurnCell is one turn of a multi-turn example on one column: the
+// runner's turn verdict (pass, fail, unknown, refused, or "not run" when
+// an earlier turn did not pass) and, over trials, its counts.
+type TurnCell struct {
+	Turn    int     `json:"turn"`
+	Verdict string  `json:"verdict"`
+	Trials  *Trials `json:"trials,omitempty"`
+}
+
+// VerdictNotRun is a turn no trial of the column sent, as the runner
+// names it: never a pass.
+const VerdictNotRun = "not run"
+
+// TurnRow is one turn of a multi-turn example across the current columns:
+// the worst of its cells (refused, fail, unknown, pass), pass only when
+// every model passed it, "not run" when no model sent it. The Test
+// Explorer marks the turn's item with it.
+type TurnRow struct {
+	Turn    int    `json:"turn"`
+	Verdict string `json:"verdict"`
 }
 
 // Flaky reports whether the cell's trials had mixed outcomes.
@@ -170,6 +195,9 @@ type Row struct {
 	// some not (a flaky cell is a non-pass), among the current columns
 	// that ran. What the editor's grid highlights; absent when they agree.
 	Differs bool `json:"differs,omitempty"`
+	// Turns are a multi-turn example's turns across the current columns;
+	// absent for a one-turn example.
+	Turns []TurnRow `json:"turns,omitempty"`
 }
 
 // Summary counts cells by verdict.
@@ -312,7 +340,48 @@ func (res *Result) rowVerdicts() {
 			}
 		}
 		res.Rows[i].Verdict = s.worst()
+		res.Rows[i].Turns = res.turnRows(i)
 	}
+}
+
+// turnRows folds row i's turns over its current columns: a turn's verdict
+// is the worst of its cells, a column without the turn (refused, missing,
+// or the example one-turn there) counting as unknown; "not run" only when
+// every current column has it not run.
+func (res *Result) turnRows(i int) []TurnRow {
+	n := 0
+	for _, c := range res.Rows[i].Cells {
+		n = max(n, len(c.Turns))
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]TurnRow, n)
+	for k := range out {
+		var s Summary
+		notRun, current := 0, 0
+		for c, col := range res.Columns {
+			if col.Side == SideBaseline {
+				continue
+			}
+			current++
+			cells := res.Rows[i].Cells[c].Turns
+			switch {
+			case k >= len(cells):
+				s.add(Cell{Verdict: VerdictUnknown})
+			case cells[k].Verdict == VerdictNotRun:
+				notRun++
+				s.add(Cell{Verdict: VerdictUnknown})
+			default:
+				s.add(Cell{Verdict: cells[k].Verdict})
+			}
+		}
+		out[k] = TurnRow{Turn: k + 1, Verdict: s.worst()}
+		if current > 0 && notRun == current {
+			out[k].Verdict = VerdictNotRun
+		}
+	}
+	return out
 }
 
 // worst is the verdict of cells counted in s: refused, fail, unknown (or

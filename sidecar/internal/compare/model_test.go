@@ -306,3 +306,36 @@ func TestMarkdownEscapesModelNames(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnRowsAreTheWorstCurrentTurn: a multi-turn example's turns are
+// folded over the current columns as its row is: pass only when every
+// model passed the turn, fail when one failed it, unknown when one did
+// not send it (another did) and not run only when none sent it; the
+// baseline's turns do not count.
+func TestTurnRowsAreTheWorstCurrentTurn(t *testing.T) {
+	turns := func(vs ...string) []TurnCell {
+		var out []TurnCell
+		for i, v := range vs {
+			out = append(out, TurnCell{Turn: i + 1, Verdict: v})
+		}
+		return out
+	}
+	res := Build(agent, []Run{
+		{Column: Column{Model: fake, Side: SideCurrent, Verdict: VerdictFail}, IDs: []string{"script", "one"},
+			Cells: []Cell{{Verdict: VerdictFail, Turns: turns(VerdictPass, VerdictFail, VerdictNotRun, VerdictNotRun)}, {Verdict: VerdictPass}}},
+		{Column: Column{Model: other, Side: SideCurrent, Verdict: VerdictPass}, IDs: []string{"script", "one"},
+			Cells: []Cell{{Verdict: VerdictPass, Turns: turns(VerdictPass, VerdictPass, VerdictPass, VerdictNotRun)}, {Verdict: VerdictPass}}},
+		{Column: Column{Model: other, Side: SideBaseline, Baseline: &Baseline{Rev: BaselineNone}, Verdict: VerdictFail}, IDs: []string{"script", "one"},
+			Cells: []Cell{{Verdict: VerdictFail, Turns: turns(VerdictFail, VerdictNotRun, VerdictNotRun, VerdictNotRun)}, {Verdict: VerdictPass}}},
+	})
+	var got []string
+	for _, tr := range res.Rows[0].Turns {
+		got = append(got, tr.Verdict)
+	}
+	if want := []string{VerdictPass, VerdictFail, VerdictUnknown, VerdictNotRun}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("script's turns %v, want %v", got, want)
+	}
+	if res.Rows[1].Turns != nil {
+		t.Errorf("a one-turn example has turns %+v", res.Rows[1].Turns)
+	}
+}

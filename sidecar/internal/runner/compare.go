@@ -157,6 +157,13 @@ func CompareRun(rep *Report, model string, baseline *invocation.Baseline) compar
 		if t := ex.Trials; t != nil {
 			cell.Trials = &compare.Trials{N: t.N, Pass: t.Pass, Fail: t.Fail, Unknown: t.Unknown, Flaky: t.Flaky}
 		}
+		for _, tr := range ex.Turns {
+			tc := compare.TurnCell{Turn: tr.Turn, Verdict: tr.Verdict}
+			if t := tr.Trials; t != nil {
+				tc.Trials = &compare.Trials{N: t.N, Pass: t.Pass, Fail: t.Fail, Unknown: t.Unknown, Flaky: t.Flaky}
+			}
+			cell.Turns = append(cell.Turns, tc)
+		}
 		run.IDs = append(run.IDs, ex.ID)
 		run.Cells = append(run.Cells, cell)
 	}
