@@ -5,7 +5,7 @@
 // script; its links are command URIs of the replay of each column's run
 // and of the compare view (the answers side by side).
 // Pure, so escaping and the highlighting are unit-tested.
-import type { CompareCell, CompareColumn, CompareModelsResult, CompareResult, CompareRow } from "./protocol";
+import type { CompareCell, CompareColumn, CompareModelsResult, CompareResult, CompareRow, CompareTurnCell } from "./protocol";
 import { escapeHtml, journalPageHtml } from "./replayHtml";
 
 export const CompareSchema = "kmx.test.compare/v1";
@@ -25,8 +25,8 @@ export function columnHeader(c: CompareColumn): string {
   return `${model} · baseline ${rev}`;
 }
 
-/** A cell's word: PASS, FAIL, UNKNOWN, REFUSED, MISSING or, over trials, FLAKY k/N and PASS N/N. */
-export function cellWord(c: CompareCell): string {
+/** A cell's (or a turn's cell's) word: PASS, FAIL, UNKNOWN, REFUSED, MISSING, NOT RUN or, over trials, FLAKY k/N and PASS N/N. */
+export function cellWord(c: CompareCell | CompareTurnCell): string {
   const t = c.trials;
   if (t !== undefined && t.n > 1) {
     if (t.flaky) {

@@ -2,7 +2,7 @@
 // out, so the rules that matter are unit-tested without VS Code:
 // unknown is never passed, refusals carry their text, failures point at the
 // deciding assertion with expected and actual.
-import { type AssertionResult, type ExampleResult, type FileEvidence, type Range, type Report, type TurnResult, type Usage, Verdicts } from "./protocol";
+import { type AssertionResult, type ExampleResult, type FileEvidence, type Range, type Report, type TrialCounts, type TurnResult, type Usage, Verdicts } from "./protocol";
 
 export interface OutcomeMessage {
   text: string;
@@ -326,8 +326,8 @@ export function runVerdictText(report: Report): string {
   return `${text} (${report.label})`;
 }
 
-/** "flaky 3/5" for an example whose trials had mixed outcomes, else undefined. */
-export function flakyText(ex: ExampleResult | undefined): string | undefined {
+/** "flaky 3/5" for an example (or a multi-turn example's turn) whose trials had mixed outcomes, else undefined. */
+export function flakyText(ex: { trials?: TrialCounts } | undefined): string | undefined {
   const t = ex?.trials;
   return t !== undefined && t.flaky ? `flaky ${t.pass}/${t.n}` : undefined;
 }

@@ -5,7 +5,7 @@
 // runs both end in applyReport, so they update the same results.
 import * as vscode from "vscode";
 import { cellWord, columnHeader } from "./compareHtml";
-import { type CompareModelsResult, type ExampleInfo, type ExampleResult, Methods, type Range, type Report, type ReportResult } from "./protocol";
+import { type CompareModelsResult, type ExampleInfo, type ExampleResult, Methods, type Range, type Report, type ReportResult, Verdicts } from "./protocol";
 import { flakyText, type Outcome, outcomesFor, regradeLine, summaryLine, toolLines, turnOutcomes, usageLines, usageMark } from "./results";
 import type { Sidecar } from "./sidecar";
 
@@ -224,7 +224,7 @@ export class KmxTests implements vscode.Disposable {
         const old = child.children.get(tid);
         const turn = old !== undefined && old.label === t.label && old.uri?.toString() === at.toString() ? old : this.controller.createTestItem(tid, t.label, at);
         turn.range = toRange(t.range);
-        turn.description = this.describe(tid, (t.assertions ?? []).map((a) => a.type).join(", "));
+        turn.description = this.describe(tid, this.flaky.get(tid) ?? (t.assertions ?? []).map((a) => a.type).join(", "));
         turns.push(turn);
       }
       child.children.replace(turns);
@@ -375,6 +375,7 @@ export class KmxTests implements vscode.Disposable {
         }
         for (const c of chosen) {
           run.started(c);
+          c.children.forEach((t) => run.started(t));
         }
         let res: CompareModelsResult;
         try {
@@ -387,6 +388,7 @@ export class KmxTests implements vscode.Disposable {
           const text = token.isCancellationRequested ? "inconclusive: cancelled" : `inconclusive: kmx could not compare this file: ${errorText(err)}`;
           for (const c of chosen) {
             run.errored(c, new vscode.TestMessage(text));
+            c.children.forEach((t) => run.errored(t, new vscode.TestMessage(text)));
           }
           continue;
         }
@@ -405,6 +407,7 @@ export class KmxTests implements vscode.Disposable {
       const text = `refused: ${res.refusal?.message ?? "kmx answered no comparison"}${res.refusal?.next !== undefined ? `; ${res.refusal.next}` : ""}`;
       for (const item of items) {
         run.errored(item, new vscode.TestMessage(text));
+        item.children.forEach((t) => run.errored(t, new vscode.TestMessage(text)));
       }
       run.appendOutput(`kmx: ${text}\r\n`);
       return;
@@ -414,17 +417,29 @@ export class KmxTests implements vscode.Disposable {
       const row = (g.rows ?? []).find((r) => r.id === item.label);
       if (row === undefined) {
         run.skipped(item);
+        item.children.forEach((t) => run.skipped(t));
         continue;
       }
       const cells = cols.map((c, i) => `${columnHeader(c)}: ${row.cells?.[i] !== undefined ? cellWord(row.cells[i]) : "—"}`).join("\n");
-      const text = `${row.differs === true ? "the models disagree\n" : ""}${cells}`;
-      if (row.verdict === "pass") {
-        run.passed(item);
-      } else if (row.verdict === "fail") {
-        run.failed(item, new vscode.TestMessage(text));
-      } else {
-        run.errored(item, new vscode.TestMessage(text));
-      }
+      markCompared(run, item, row.verdict, `${row.differs === true ? "the models disagree\n" : ""}${cells}`);
+      // A multi-turn example's turns: each with its row's turn verdict
+      // (worst over the models, computed by the server) and every
+      // model's cell for that turn in the message.
+      item.children.forEach((t) => {
+        const n = Number(t.id.slice(t.id.lastIndexOf(turnSep) + turnSep.length));
+        const turn = row.turns?.find((r) => r.turn === n);
+        if (turn === undefined) {
+          run.skipped(t);
+          return;
+        }
+        const per = cols
+          .map((c, i) => {
+            const cell = row.cells?.[i]?.turns?.find((r) => r.turn === n);
+            return `${columnHeader(c)}: ${cell !== undefined ? cellWord(cell) : "—"}`;
+          })
+          .join("\n");
+        markCompared(run, t, turn.verdict, `${item.label} turn ${n}\n${per}`);
+      });
     }
     const s = g.summary;
     run.appendOutput(`${g.agent.path}: ${(g.rows ?? []).length} examples × ${cols.filter((c) => c.side !== "baseline").length} models: ${s.pass} pass, ${s.fail} fail, ${s.unknown} unknown — verdict ${g.verdict} (local preview)\r\n`);
@@ -452,12 +467,22 @@ export class KmxTests implements vscode.Disposable {
         // not list (the example was refused, or the file changed since
         // the run started) is skipped, never passed.
         const byTurn = new Map((ex !== undefined ? turnOutcomes(ex) : []).map((t) => [`${item.id}${turnSep}${t.id.slice("turn:".length)}`, t]));
+        // Over trials each turn's verdict, counts and message are its
+        // outcome over the trials (the server folds them).
+        const turnResults = new Map((ex?.turns ?? []).map((t) => [`${item.id}${turnSep}${t.turn}`, t]));
         item.children.forEach((t) => {
           const to = byTurn.get(t.id);
           if (to !== undefined) {
             applyOutcome(run, t, to);
           } else {
             run.skipped(t);
+          }
+          const flaky = flakyText(turnResults.get(t.id));
+          if (flaky !== undefined) {
+            this.flaky.set(t.id, flaky);
+            t.description = this.describe(t.id, flaky);
+          } else {
+            this.flaky.delete(t.id);
           }
         });
         this.noteUsage(run, item, ex);
@@ -550,6 +575,28 @@ export class KmxTests implements vscode.Disposable {
     for (const d of this.disposables) {
       d.dispose();
     }
+  }
+}
+
+/**
+ * Marks an item from a comparison's verdict: passed, failed, skipped for a
+ * turn no model sent ("not run": the message goes to its output, since a
+ * skip carries none), else errored (inconclusive, never passed).
+ */
+function markCompared(run: vscode.TestRun, item: vscode.TestItem, verdict: string, text: string): void {
+  switch (verdict) {
+    case Verdicts.Pass:
+      run.passed(item);
+      break;
+    case Verdicts.Fail:
+      run.failed(item, new vscode.TestMessage(text));
+      break;
+    case Verdicts.NotRun:
+      run.skipped(item);
+      run.appendOutput(`${text.replace(/\n/g, "\r\n")}\r\n`, undefined, item);
+      break;
+    default:
+      run.errored(item, new vscode.TestMessage(text));
   }
 }
 

@@ -235,6 +235,30 @@ describe("turnOutcomes", () => {
   it("is empty for a one-turn example", () => {
     assert.deepEqual(turnOutcomes(ex({})), []);
   });
+  it("over trials shows each turn folded over the trials by the server: its verdict, a flaky mark and what each trial did", () => {
+    const trials = (pass: number, fail: number, unknown: number, notRun: number) => ({ n: 3, pass, fail, unknown, judgeSplits: 0, flaky: [pass, fail, unknown].filter((k) => k > 0).length > 1, notRun });
+    const folded = ex({
+      id: "script",
+      verdict: "fail",
+      trials: { n: 3, pass: 2, fail: 1, unknown: 0, judgeSplits: 0, flaky: true },
+      turns: [
+        { turn: 1, verdict: "pass", message: "all 3 trials passed", journaled: true, verified: true, trials: trials(3, 0, 0, 0) },
+        { turn: 2, verdict: "fail", message: "flaky 2/3 passed (2 pass, 1 fail, 0 unknown); trial 1: pass; trial 2: fail: 1 of 1 assertions failed (#1); trial 3: pass", journaled: true, verified: true, trials: trials(2, 1, 0, 0) },
+        { turn: 3, verdict: "unknown", message: "2/3 trials passed (2 pass, 0 fail, 0 unknown, 1 not run); trial 1: pass; trial 2: not run: turn 2 did not pass; trial 3: pass", journaled: false, verified: false, trials: trials(2, 0, 0, 1) },
+      ],
+    });
+    const got = turnOutcomes(folded);
+    assert.deepEqual(
+      got.map((o) => o.kind),
+      ["passed", "failed", "errored"],
+    );
+    assert.match(got[1]?.messages.at(-1)?.text ?? "", /trial 2: fail: .*trial 3: pass/);
+    assert.match(got[2]?.messages.at(-1)?.text ?? "", /trial 2: not run: turn 2 did not pass/);
+    assert.deepEqual(
+      (folded.turns ?? []).map((t) => flakyText(t)),
+      [undefined, "flaky 2/3", undefined],
+    );
+  });
 });
 
 describe("usage", () => {
