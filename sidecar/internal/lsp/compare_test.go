@@ -68,6 +68,51 @@ func TestCompareModelsOnTheEditorRoute(t *testing.T) {
 	}
 }
 
+// TestCompareModelsMarksTurns: a multi-turn example compared on two
+// models answers each model's turn verdicts in its cells and each turn's
+// worst model in the row's turns, which the Test Explorer marks the
+// turns' children with: GPT passes both turns, Sonnet fails the first, so
+// its second is not run there and the row's second turn is unknown.
+func TestCompareModelsMarksTurns(t *testing.T) {
+	e := &scriptedEditor{models: []route.EditorModelInfo{editorGPT, editorSonnet}}
+	e.reply = func(_ context.Context, _ int, p route.EditorSendParams) (any, error) {
+		in := p.Messages[len(p.Messages)-1].Content
+		if p.Model.ID == editorSonnet.ID {
+			return route.EditorSendResult{Model: p.Model, Text: "Notes for " + in}, nil
+		}
+		return route.EditorSendResult{Model: p.Model, Text: "Release notes: " + in}, nil
+	}
+	c := startEditor(t, e)
+	path := writeAgent(t, "notes.agent.md", "")
+	uri := fileURI(path)
+	c.open(uri, 1, "---\nname: notes\n---\nYou write release notes.\n\n## Examples\n\n```yaml\n"+
+		"- id: script\n  turns:\n    - input: Ada\n      assert: [contains: 'Release notes: Ada']\n    - input: Grace\n      assert: [contains: 'Release notes: Grace']\n```\n")
+
+	var res lsp.CompareModelsResult
+	c.mustCall(lsp.MethodCompareModels, lsp.CompareModelsParams{URI: uri, Models: []string{"GPT-4.1", "Claude Sonnet 4.6 (copilot)"}}, &res)
+	g := res.Comparison
+	if res.Refusal != nil || g == nil || len(g.Rows) != 1 {
+		t.Fatalf("refused: %+v (%+v)", res.Refusal, g)
+	}
+	row := g.Rows[0]
+	verdicts := func(cells []compare.TurnCell) string {
+		var out []string
+		for _, c := range cells {
+			out = append(out, c.Verdict)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := verdicts(row.Cells[0].Turns); got != "pass,pass" {
+		t.Errorf("GPT's turns %s", got)
+	}
+	if got := verdicts(row.Cells[1].Turns); got != "fail,not run" {
+		t.Errorf("Sonnet's turns %s", got)
+	}
+	if len(row.Turns) != 2 || row.Turns[0] != (compare.TurnRow{Turn: 1, Verdict: compare.VerdictFail}) || row.Turns[1] != (compare.TurnRow{Turn: 2, Verdict: compare.VerdictUnknown}) {
+		t.Errorf("row turns %+v", row.Turns)
+	}
+}
+
 // TestCompareModelsRefusals: what cannot be a comparison is a result with
 // a refusal that says what to change, and nothing is sent: one model
 // without a baseline, a model named twice, a baseline of a file outside a
