@@ -4,7 +4,9 @@
 // turn, each with its own verdict (the second turn fails, so the third is
 // not run: skipped, never passed) and the fake model's token usage; an
 // agent that edits a copy of its fixture, tested from the lens, shows its
-// file assertions, a failing one as an expected/actual diff. Registered
+// file assertions, a failing one as an expected/actual diff; the "Test
+// file ×5" profile marks each turn's child with its outcome over the
+// trials. Registered
 // into vscode.e2e.cjs's one browser session with its helpers.
 "use strict";
 const assert = require("node:assert/strict");
@@ -178,6 +180,63 @@ module.exports = function register(h) {
     await rows.filter({ hasText: "turn 1: One" }).first().locator(".codicon-testing-passed-icon").waitFor({ timeout: 10_000 });
     await rows.filter({ hasText: /^chat/ }).first().locator(".codicon-testing-passed-icon").waitFor({ timeout: 10_000 });
     await shot("turns-run-a-turn");
+  });
+
+  step("Test file ×5 on multi-turn examples: each turn's child shows its outcome over the five trials, none skipped but the turn no trial sent", 180_000, async () => {
+    await palette("Notifications: Clear All Notifications");
+    await palette("Testing: Focus on Test Explorer View");
+    const rows = page().locator(".test-explorer .monaco-list-row");
+    const fileRow = rows.filter({ hasText: "turns/script.agent.md" }).first();
+    await fileRow.waitFor({ timeout: 30_000 });
+    // The profile is not the default: Execute Using Profile… on the file
+    // (the hovered item has the menu's focus, and Enter runs it).
+    const pick = page().locator(".quick-input-widget .monaco-list-row", { hasText: "Test file ×5" }).first();
+    for (let attempt = 1; ; attempt += 1) {
+      await fileRow.click({ button: "right" });
+      const item = page().locator(".monaco-menu .action-label", { hasText: "Execute Using Profile..." }).first();
+      await item.waitFor({ timeout: 10_000 });
+      await item.hover();
+      await page().keyboard.press("Enter");
+      try {
+        await pick.waitFor({ timeout: 5_000 });
+        break;
+      } catch (err) {
+        await page().keyboard.press("Escape");
+        if (attempt >= 3) {
+          throw err;
+        }
+      }
+    }
+    await pick.click();
+    let all = await expanded(/^script/, "turn 3: Third message");
+    all = await expanded(/^chat/, "turn 2: Two");
+    const row = (text) => all.filter({ hasText: text }).first();
+    // The failing turn's message says what happened in each of the five
+    // trials (which also tells the trials run has ended: the items showed
+    // the earlier runs' results before it).
+    await row("turn 2: Second message").locator(".codicon-testing-failed-icon").waitFor({ timeout: 60_000 });
+    await row("turn 2: Second message").click();
+    await palette("Test: Peek Output");
+    const peek = page().locator(".peekview-widget", { hasText: "0/5 trials passed" }).first();
+    await peek.waitFor({ timeout: 30_000 });
+    const said = await peek.innerText();
+    assert.match(said, /trial 1: fail: 1 of 2 assertions failed/);
+    assert.match(said, /trial 5: fail: 1 of 2 assertions failed/);
+    await shot("turns-trials-failing-turn-peek");
+    await page().keyboard.press("Escape");
+    // chat: both turns passed in all five trials.
+    await row("turn 1: One").locator(".codicon-testing-passed-icon").waitFor({ timeout: 10_000 });
+    await row("turn 2: Two").locator(".codicon-testing-passed-icon").waitFor({ timeout: 10_000 });
+    // script: turn 1 passed in every trial, turn 2 failed in every trial,
+    // turn 3 was sent in none (skipped, never passed).
+    await row("turn 1: Hello there, first of three").locator(".codicon-testing-passed-icon").waitFor({ timeout: 10_000 });
+    await row("turn 3: Third message").locator(".codicon-testing-skipped-icon").waitFor({ timeout: 10_000 });
+    for (const text of ["turn 1: One", "turn 2: Two", "turn 1: Hello there, first of three", "turn 2: Second message"]) {
+      assert.equal(await row(text).locator(".codicon-testing-skipped-icon").count(), 0, `${text} is shown skipped after a trials run`);
+    }
+    // Usage summed over the five trials, on a turn that ran.
+    await row("turn 1: One").getByText(/\d+ tokens/).waitFor({ timeout: 10_000 });
+    await shot("turns-trials-turn-children");
   });
 
   step("a fixture workspace agent tested from the lens: the Test Explorer shows its file assertions, a failing one as an expected/actual diff", 180_000, async () => {
