@@ -298,7 +298,9 @@ func (p *parser) checkWorkspaces() {
 		p.agent.Examples = kept
 	}
 	for _, ex := range p.agent.Examples {
-		if p.agent.WorkspaceOf(ex) != "" {
+		// A `workspace:` that is written but invalid has its own KMX2020:
+		// saying the example needs a workspace would only repeat it, wrongly.
+		if p.agent.WorkspaceOf(ex) != "" || ex.WorkspaceRange != (Range{}) || p.agent.WorkspaceRange != (Range{}) {
 			continue
 		}
 		for _, a := range ex.AllAssertions() {

@@ -85,6 +85,29 @@ func TestWorkspaceRefusals(t *testing.T) {
 	}
 }
 
+// An invalid `workspace:` (the example's or the file's default) is one
+// KMX2020 where it is written; the file assertions it would serve are not
+// also told they need a workspace (KMX3007), which would send the author
+// to add the line they already have.
+func TestInvalidWorkspaceIsNotAlsoMissing(t *testing.T) {
+	head := "---\nmodel: fake\n---\nx\n\n## Examples\n\n```yaml\n"
+	for name, body := range map[string]string{
+		"default absolute": "- workspace: /tmp\n- id: a\n  input: b\n  assert:\n    - fileUnchanged: x\n    - filesChanged: []\n",
+		"default dot dot":  "- workspace: ../up\n- id: a\n  input: b\n  assert:\n    - fileUnchanged: x\n",
+		"own unclean":      "- id: a\n  input: b\n  workspace: ./w\n  assert:\n    - fileUnchanged: x\n",
+		"own not text":     "- id: a\n  input: b\n  workspace: [w]\n  assert:\n    - fileUnchanged: x\n",
+	} {
+		r := Parse("x.agent.md", []byte(head+body+"```\n"))
+		var codes []string
+		for _, d := range r.Diagnostics {
+			codes = append(codes, d.Code)
+		}
+		if strings.Join(codes, ",") != CodeBadWorkspace || r.State != Invalid {
+			t.Errorf("%s: want exactly one %s, got:\n%s", name, CodeBadWorkspace, FormatDiagnostics(r.Diagnostics))
+		}
+	}
+}
+
 func TestWorkspaceDefaultInTheExamplesFile(t *testing.T) {
 	agent := []byte("---\nmodel: fake\n---\nFix the bug.\n")
 	ex := []byte("- workspace: fixtures/calc\n- id: fix\n  input: fix Add\n  assert:\n    - filesChanged: [calc/add.go]\n")

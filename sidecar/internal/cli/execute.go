@@ -11,6 +11,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
+	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
@@ -107,13 +108,16 @@ func printFooter(w io.Writer, rep *runner.Report, on bool) {
 
 // evidenceLine is what a failed text check expected and what the answer
 // held there ("expected \"x\" · actual \"…y…\""), each bounded; "" for
-// anything else. An excerpt with a credential shape is withheld.
+// anything else. An excerpt with a credential shape is withheld. A file
+// assertion has none: its Expected is the path its message already names
+// and the answer is not what it checks (the changes are, as a diff with
+// --show-content).
 func evidenceLine(ex runner.ExampleResult) string {
 	if ex.Verdict != runner.VerdictFail || ex.Deciding == nil || *ex.Deciding < 0 || *ex.Deciding >= len(ex.Assertions) {
 		return ""
 	}
 	a := ex.Assertions[*ex.Deciding]
-	if a.Threshold != nil || len(a.Scores) > 0 || (a.Expected == "" && a.Actual == "") {
+	if a.Threshold != nil || len(a.Scores) > 0 || (a.Expected == "" && a.Actual == "") || judge.IsFileAssertion(a.Type) {
 		return ""
 	}
 	quote := func(s string) string {

@@ -44,7 +44,13 @@ func printWorkspaceAt(w io.Writer, ex runner.ExampleResult, indent string, diffs
 		fmt.Fprintf(w, "%sworkspace kept: %s\n", indent, ex.KeptWorkspace)
 	}
 	o := ex.WorkspaceOutcome()
-	if !diffs || o == nil {
+	if o == nil || len(o.Changes) == 0 {
+		return
+	}
+	if !diffs {
+		if ex.Verdict != runner.VerdictPass {
+			fmt.Fprintf(w, "%sdiff withheld: add --show-content to see the changes\n", indent)
+		}
 		return
 	}
 	for _, c := range o.Changes {

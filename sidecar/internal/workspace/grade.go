@@ -121,7 +121,9 @@ func Judge(kind, path, operand string, paths []string, o Outcome) (verdict, mess
 	}
 	switch {
 	case fs == nil:
-		return Unknown, path + " was not recorded after the turn"
+		// Only a re-grade gets here: a run records every path its content
+		// assertions name, so this one was added since the source ran.
+		return Unknown, path + " was not recorded after the turn: the journal keeps the final content only of the files the example's content assertions named when it ran; test the example again to judge a new one"
 	case fs.NotRegular:
 		return Fail, path + " is not a regular file after the turn"
 	case !fs.Exists:

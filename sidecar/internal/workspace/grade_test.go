@@ -39,7 +39,7 @@ func TestFileAssertionsAreJudgedFromTheOutcomeAlone(t *testing.T) {
 		{FileMatches, "calc/add.go", `a \* b`, nil, Fail, "does not match"},
 		{FileContains, "missing.go", "x", nil, Fail, "does not exist"},
 		{FileContains, "calc", "x", nil, Fail, "not a regular file"},
-		{FileContains, "docs/notes.txt", "x", nil, Unknown, "not recorded"},
+		{FileContains, "docs/notes.txt", "x", nil, Unknown, "not recorded after the turn: the journal keeps the final content only of the files the example's content assertions named when it ran; test the example again"},
 		{FileUnchanged, "README.md", "", nil, Pass, "unchanged"},
 		{FileUnchanged, "calc/add.go", "", nil, Fail, "was modified"},
 		{FilesChanged, "", "", []string{"calc/add.go"}, Pass, "exactly 1"},
