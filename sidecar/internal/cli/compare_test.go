@@ -27,9 +27,12 @@ import (
 type modelEndpoint struct {
 	srv    *httptest.Server
 	answer func(model, input string) string
-	mu     sync.Mutex
-	calls  map[string]int
-	auth   []string
+	// usage, when set, is the `usage` object of a model's replies (nil:
+	// none, as an endpoint that reports no usage).
+	usage func(model string) map[string]any
+	mu    sync.Mutex
+	calls map[string]int
+	auth  []string
 }
 
 func newModelEndpoint(t *testing.T, useTLS bool, answer func(model, input string) string) *modelEndpoint {
@@ -58,11 +61,17 @@ func newModelEndpoint(t *testing.T, useTLS bool, answer func(model, input string
 		e.calls[req.Model]++
 		e.auth = append(e.auth, r.Header.Get("Authorization"))
 		e.mu.Unlock()
-		reply, _ := json.Marshal(map[string]any{
+		body := map[string]any{
 			"id": "chatcmpl-1", "object": "chat.completion", "model": req.Model,
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
 				"message": map[string]any{"role": "assistant", "content": e.answer(req.Model, input)}}},
-		})
+		}
+		if e.usage != nil {
+			if u := e.usage(req.Model); u != nil {
+				body["usage"] = u
+			}
+		}
+		reply, _ := json.Marshal(body)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(reply)
 	})
@@ -172,6 +181,44 @@ func TestCompareTwoModels(t *testing.T) {
 	}
 	if len(suites.Suites) != 2 || !strings.HasSuffix(suites.Suites[1].Name, "[careless (compatible)]") || suites.Suites[1].Failures != 1 || suites.Suites[0].Failures != 0 {
 		t.Errorf("JUnit: want a testsuite per model, the second with one failure:\n%s", raw)
+	}
+}
+
+// TestCompareCellsShowReportedTokens: a model whose endpoint reports
+// usage has its tokens in each cell of the table and the JSON; one that
+// reports none has none (never a guess).
+func TestCompareCellsShowReportedTokens(t *testing.T) {
+	ep := newModelEndpoint(t, false, func(model, input string) string { return "Release notes: " + input })
+	ep.usage = func(model string) map[string]any {
+		if model != "metered" {
+			return nil
+		}
+		return map[string]any{"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}
+	}
+	file := writeAgent(t, compareAgent)
+	h := home(t)
+	args := []string{"test", file, "--endpoint", ep.base(), "--model", "metered", "--model", "silent"}
+	r := kmx(t, h, args...)
+	if r.code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == "weekly" || f[0] == "hotfix") && strings.Count(line, "· 42 tokens") != 1 {
+			t.Errorf("row %q: want the metered cell's 42 tokens and none for the silent one\n%s", line, r.stdout)
+		}
+	}
+	j := kmx(t, h, append(args, "--json")...)
+	var doc compare.Result
+	if err := json.Unmarshal([]byte(j.stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, j.stdout)
+	}
+	for _, row := range doc.Rows {
+		if c := row.Cells[0]; c.Tokens == nil || *c.Tokens != 42 {
+			t.Errorf("%s on metered: tokens %v, want 42", row.ID, c.Tokens)
+		}
+		if c := row.Cells[1]; c.Tokens != nil {
+			t.Errorf("%s on silent: tokens %d, want none (unreported)", row.ID, *c.Tokens)
+		}
 	}
 }
 

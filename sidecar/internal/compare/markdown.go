@@ -28,6 +28,7 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 		{"Flaky", res.cellsWhere(Cell.Flaky)},
 		{"Unknown", res.cellsWhere(func(c Cell) bool { return c.Verdict == VerdictUnknown && !c.Flaky() })},
 		{"Refused or missing", res.cellsWhere(func(c Cell) bool { return c.Verdict == VerdictRefused || c.Verdict == VerdictMissing })},
+		{"Refused before any example ran", res.refusedWithoutRows()},
 	}
 	listed := false
 	for _, l := range lists {
@@ -42,8 +43,13 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 		}
 		p.linef("")
 	}
-	if !listed {
+	switch {
+	case listed:
+	case res.Verdict == VerdictPass:
 		p.linef("Every example passed on every model.")
+		p.linef("")
+	default:
+		p.linef("No example ran.")
 		p.linef("")
 	}
 	p.linef("<details><summary>All examples</summary>")
@@ -114,6 +120,23 @@ func (res *Result) baseline() *Baseline {
 		}
 	}
 	return nil
+}
+
+// refusedWithoutRows names each refused column when no column read the
+// examples (every model refused before the file was tested), so the
+// summary says what did not run rather than nothing. Not the refusal's
+// words: the job log has them, and a summary holds no message.
+func (res *Result) refusedWithoutRows() []string {
+	if len(res.Rows) > 0 {
+		return nil
+	}
+	var out []string
+	for _, c := range res.Columns {
+		if c.Refusal != nil {
+			out = append(out, cellEscape(c.Header())+": refused, nothing ran (the job log says why)")
+		}
+	}
+	return out
 }
 
 // regressions names every regressed example, with its model and verdicts.

@@ -294,6 +294,32 @@ func TestMarkdownOrder(t *testing.T) {
 	}
 }
 
+// TestMarkdownOfEveryModelRefused: when no model ran (a refused
+// --key-env over http, say), the summary names each refused model and
+// never says every example passed.
+func TestMarkdownOfEveryModelRefused(t *testing.T) {
+	res := Build(agent, []Run{
+		{Column: Column{Model: Model{Route: "unresolved", Model: "careful"}, Side: SideCurrent, Verdict: VerdictRefused, Refusal: &Refusal{Message: "--endpoint: a credential is sent only over https://"}}},
+		{Column: Column{Model: Model{Route: "unresolved", Model: "quick"}, Side: SideCurrent, Verdict: VerdictRefused, Refusal: &Refusal{Message: "--endpoint: a credential is sent only over https://"}}},
+	})
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{"**Refused before any example ran (2)**", "- careful (unresolved): refused, nothing ran (the job log says why)", "- quick (unresolved): refused"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "passed") || strings.Contains(md, "https://") {
+		t.Errorf("a summary of nothing run says something passed, or quotes the refusal:\n%s", md)
+	}
+	if res.Verdict != VerdictRefused {
+		t.Errorf("verdict %s", res.Verdict)
+	}
+}
+
 func TestMarkdownEscapesModelNames(t *testing.T) {
 	res := Build(agent, []Run{{Column: Column{Model: Model{Route: "compatible", Model: "a|b`c\n## d"}, Side: SideCurrent}, IDs: []string{"x"}, Cells: []Cell{{Verdict: VerdictFail}}}})
 	var b bytes.Buffer

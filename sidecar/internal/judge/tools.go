@@ -156,6 +156,8 @@ func calledWith(r AssertionResult, a agentfile.Assertion, uses []ToolUse) Assert
 	case malformed > 0:
 		// A call whose arguments cannot be read might have matched.
 		r.Outcome, r.Message = Unknown, fmt.Sprintf("%d of the %d calls of %s have arguments that are not JSON, and none of the others match", malformed, calls, a.Value)
+	case calls == 1:
+		r.Outcome, r.Message = Fail, fmt.Sprintf("the model called %s once, with arguments that do not contain the expected ones", a.Value)
 	default:
 		r.Outcome, r.Message = Fail, fmt.Sprintf("the model called %s %d times, never with arguments that contain the expected ones", a.Value, calls)
 	}
@@ -264,27 +266,38 @@ func order(r AssertionResult, a agentfile.Assertion, uses []ToolUse) AssertionRe
 func callCount(r AssertionResult, a agentfile.Assertion, uses []ToolUse) AssertionResult {
 	op := a.Operands()
 	var bounds []string
+	last := 0
 	if op.Min != nil {
 		bounds = append(bounds, fmt.Sprintf("at least %d", *op.Min))
+		last = *op.Min
 	}
 	if op.Max != nil {
 		bounds = append(bounds, fmt.Sprintf("at most %d", *op.Max))
+		last = *op.Max
 	}
 	if len(bounds) == 0 {
 		r.Outcome, r.Message = Unknown, "toolCalls has no bound; give it min or max"
 		return r
 	}
-	r.Expected = strings.Join(bounds, " and ") + " calls"
+	r.Expected = strings.Join(bounds, " and ") + " " + calls(last)
 	n := len(uses)
 	r.Actual = strconv.Itoa(n)
 	if (op.Min != nil && n < *op.Min) || (op.Max != nil && n > *op.Max) {
 		r.Outcome = Fail
-		r.Message = fmt.Sprintf("the model made %d tool calls; the bound is %s", n, r.Expected)
+		r.Message = fmt.Sprintf("the model made %d tool %s; the bound is %s", n, calls(n), r.Expected)
 		return r
 	}
 	r.Outcome = Pass
-	r.Message = fmt.Sprintf("the model made %d tool calls, %s", n, r.Expected)
+	r.Message = fmt.Sprintf("the model made %d tool %s, %s", n, calls(n), r.Expected)
 	return r
+}
+
+// calls is "call" or "calls", as n needs.
+func calls(n int) string {
+	if n == 1 {
+		return "call"
+	}
+	return "calls"
 }
 
 // Measures are what the journal says about one turn, for the budgets. A

@@ -154,6 +154,12 @@ func CompareRun(rep *Report, model string, baseline *invocation.Baseline) compar
 			continue
 		}
 		cell := compare.Cell{Verdict: ex.Verdict, DurationMs: ex.DurationMs}
+		// The agent's tokens, only when the route reported usage for every
+		// turn: a sum missing a turn would be a guess.
+		if u := ex.Usage; u != nil && u.Unreported == 0 {
+			tokens := u.TotalTokens
+			cell.Tokens = &tokens
+		}
 		if t := ex.Trials; t != nil {
 			cell.Trials = &compare.Trials{N: t.N, Pass: t.Pass, Fail: t.Fail, Unknown: t.Unknown, Flaky: t.Flaky}
 		}
