@@ -22,6 +22,11 @@ type Regrade struct {
 	Agent map[string]*SourceSession
 	// Refused maps an example ID to why it is not re-graded.
 	Refused map[string]string
+	// Unanswered maps a multi-turn example's turn (agentfile.TurnName) to
+	// why it cannot be re-graded: the source's script stopped before it
+	// (an earlier turn did not pass there). The turns before it are
+	// re-graded; when they pass now, this turn is unknown, never sent.
+	Unanswered map[string]string
 	// Judges are the source's verified judge sessions, reusable once each
 	// when their example's recorded llmJudge spec equals the current one.
 	Judges []*SourceSession
@@ -73,7 +78,7 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 			return "pass the run of a completed Test as " + w(problem.From, "") + " (each Test result names its run), or test afresh without it"
 		}, nil, "run %s is not a completed kmx test: it recorded no verdicts", from)
 	}
-	rg := &Regrade{Source: from, Agent: map[string]*SourceSession{}, Refused: map[string]string{}, Specs: map[string][]journal.ResultJudge{}}
+	rg := &Regrade{Source: from, Agent: map[string]*SourceSession{}, Refused: map[string]string{}, Unanswered: map[string]string{}, Specs: map[string][]journal.ResultJudge{}}
 	for _, re := range src.result.Examples {
 		if _, ok := rg.Specs[re.ID]; !ok {
 			rg.Specs[re.ID] = re.Judges
@@ -182,6 +187,15 @@ func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructi
 		}
 		switch {
 		case cand != nil:
+		case seen == nil && i > 0:
+			// The source stopped its script before this turn (or did not
+			// verify it): the turns before it are re-graded, and stop
+			// there as they did in the source unless they pass now.
+			rg.Unanswered[name] = fmt.Sprintf("not re-graded: run %s holds no answer for turn %d (its script stopped before it); run kmx test to test it", from, i+1)
+			for n, s := range chosen {
+				rg.Agent[n] = s
+			}
+			return ""
 		case seen == nil:
 			return fmt.Sprintf("not re-graded: run %s has no verified answer for turn %d of this example; run kmx test to test it", from, i+1)
 		case seen.Started.Instructions != instructions:

@@ -289,6 +289,16 @@ func (l *loop) runScript(ctx, actx context.Context, ex agentfile.Example, res Ex
 			res.Turns = append(res.Turns, tr)
 			continue
 		}
+		if why := unanswered(l.regrade, agentfile.TurnName(ex.ID, i+1)); why != "" {
+			// A re-grade whose source stopped before this turn: the
+			// turns before it passed now, and this one has no answer to
+			// judge. Unknown, never sent.
+			tr.Verdict, tr.Message = VerdictUnknown, why
+			res.Journaled, res.Verified = false, false
+			stop, deciding = fmt.Sprintf("turn %d was not re-graded", i+1), i
+			res.Turns = append(res.Turns, tr)
+			continue
+		}
 		one, out := l.runTurn(ctx, actx, ex, agentfile.TurnName(ex.ID, i+1), turn, history, false)
 		tr.Verdict, tr.Message = one.Verdict, one.Message
 		tr.Journaled, tr.Verified = one.Journaled, one.Verified

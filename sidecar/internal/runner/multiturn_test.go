@@ -127,15 +127,29 @@ func TestMultiTurnRegradeSendsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Regrade == nil || rep.Regrade.AgentCalls != 0 || rep.Regrade.JudgeCalls != 0 || rep.Regrade.Replayed != 2 { // talks turns 1 and 2; turn 3 follows a failed turn
+	if rep.Regrade == nil || rep.Regrade.AgentCalls != 0 || rep.Regrade.JudgeCalls != 0 || rep.Regrade.Replayed != 4 { // turns 1 and 2 of each; turn 3 follows a failed turn
 		t.Fatalf("regrade = %+v", rep.Regrade)
 	}
 	talks := rep.Examples[1]
 	if talks.Verdict != VerdictFail || talks.Turns[0].Verdict != VerdictPass || talks.Turns[1].Verdict != VerdictFail || talks.Turns[2].Verdict != VerdictNotRun {
 		t.Fatalf("re-graded talks = %s %+v", talks.Verdict, talks.Turns)
 	}
-	if stops := rep.Examples[0]; stops.Verdict != VerdictRefused || !strings.Contains(stops.Message, "no verified answer for turn 3") {
-		t.Errorf("stops (never answered its turn 3) = %s %q", stops.Verdict, stops.Message)
+	// stops never answered its turn 3: it is re-graded as far as the
+	// source ran it, failing at turn 2 again, turn 3 not run.
+	if stops := rep.Examples[0]; stops.Verdict != VerdictFail || !strings.HasPrefix(stops.Message, "turn 2 of 3:") ||
+		stops.Turns[0].Verdict != VerdictPass || stops.Turns[1].Verdict != VerdictFail || stops.Turns[2].Verdict != VerdictNotRun {
+		t.Errorf("stops (never answered its turn 3) = %s %q %+v", stops.Verdict, stops.Message, stops.Turns)
+	}
+	// With its turn 2 passing now, turn 3 has no answer to judge: unknown,
+	// never sent.
+	req.Source = []byte(strings.Replace(edited, "assert: [contains: 'Turn 9']", "assert: [contains: 'Turn 2: b']", 1))
+	rep, err = Test(context.Background(), opts, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stops := rep.Examples[0]; stops.Verdict != VerdictUnknown || !strings.Contains(stops.Message, "turn 3 of 3: not re-graded: run "+src.RunID+" holds no answer for turn 3 (its script stopped before it)") ||
+		stops.Turns[1].Verdict != VerdictPass || stops.Turns[2].Verdict != VerdictUnknown || rep.Regrade.AgentCalls != 0 {
+		t.Errorf("stops passing turn 2 = %s %q %+v", stops.Verdict, stops.Message, stops.Turns)
 	}
 	req.Source = []byte(strings.Replace(turnsAgent, "- input: y", "- input: w", 1))
 	rep, err = Test(context.Background(), opts, req)

@@ -124,6 +124,15 @@ func judgeInputHasRubric(input, rubric string) bool {
 
 // notRegraded says why example id is not re-graded (rg nil: no re-grade),
 // or "".
+// unanswered says why a multi-turn example's turn name has no source
+// answer to re-grade (the source stopped before it), or "".
+func unanswered(rg *readback.Regrade, name string) string {
+	if rg == nil {
+		return ""
+	}
+	return rg.Unanswered[name]
+}
+
 func notRegraded(rg *readback.Regrade, id string) string {
 	if rg == nil {
 		return ""
