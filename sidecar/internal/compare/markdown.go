@@ -52,6 +52,25 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 		p.linef("No example ran.")
 		p.linef("")
 	}
+	if len(res.Rows) > 0 {
+		res.writeGrid(p)
+	}
+	var runs []string
+	for _, c := range res.Columns {
+		if c.RunID != "" {
+			runs = append(runs, fmt.Sprintf("%s `%s`", cellEscape(c.Header()), code(c.RunID)))
+		}
+	}
+	if len(runs) > 0 {
+		p.linef("Runs (replay offline with `kmx journal inspect RUN`): %s.", strings.Join(runs, "; "))
+		p.linef("")
+	}
+	p.linef("_%s: not deployment qualification._", Label)
+	return p.err
+}
+
+// writeGrid writes the whole grid, folded in a <details> block.
+func (res *Result) writeGrid(p *printer) {
 	p.linef("<details><summary>All examples</summary>")
 	p.linef("")
 	header := []string{"example"}
@@ -81,18 +100,6 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 	p.linef("")
 	p.linef("</details>")
 	p.linef("")
-	var runs []string
-	for _, c := range res.Columns {
-		if c.RunID != "" {
-			runs = append(runs, fmt.Sprintf("%s `%s`", cellEscape(c.Header()), code(c.RunID)))
-		}
-	}
-	if len(runs) > 0 {
-		p.linef("Runs (replay offline with `kmx journal inspect RUN`): %s.", strings.Join(runs, "; "))
-		p.linef("")
-	}
-	p.linef("_%s: not deployment qualification._", Label)
-	return p.err
 }
 
 func mdTotals(res *Result) string {

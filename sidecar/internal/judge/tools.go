@@ -335,7 +335,7 @@ func EvaluateBudget(a agentfile.Assertion, m Measures) AssertionResult {
 			r.Outcome, r.Message = Unknown, "the route reported no token usage for this turn, so the budget cannot be checked"
 			return r
 		}
-		r.Actual = strconv.Itoa(*m.TotalTokens)
+		r.Actual = fmt.Sprintf("%d tokens", *m.TotalTokens) // as Expected and the latency's "26.0 ms" say it
 		r.Outcome, r.Message = Pass, fmt.Sprintf("the turn used %d tokens, within %d", *m.TotalTokens, op.Limit)
 		if *m.TotalTokens > op.Limit {
 			r.Outcome, r.Message = Fail, fmt.Sprintf("the turn used %d tokens, over the budget of %d", *m.TotalTokens, op.Limit)

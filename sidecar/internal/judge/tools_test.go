@@ -112,6 +112,10 @@ func TestBudgets(t *testing.T) {
 			}
 		})
 	}
+	// The evidence line reads `expected "at most 50 tokens" · actual "51 tokens"`.
+	if r := EvaluateBudget(agentfile.Assertion{Type: agentfile.MaxTokens}.With(agentfile.Operands{Limit: 50}), Measures{TotalTokens: intp(51)}); r.Expected != "at most 50 tokens" || r.Actual != "51 tokens" {
+		t.Errorf("maxTokens evidence: expected %q, actual %q", r.Expected, r.Actual)
+	}
 }
 
 func TestAnswerPathNeverJudgesTraceOrBudget(t *testing.T) {
