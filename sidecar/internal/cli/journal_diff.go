@@ -97,14 +97,28 @@ func printDiffSide(w io.Writer, name string, s *readback.DiffSide) {
 		fmt.Fprintf(w, "  %s  not in this run\n", name)
 		return
 	}
+	// A multi-turn example has a row per script turn (every turn, those
+	// not run included) per trial: name them "A turn 2" ("A#2 turn 1" with
+	// trials) rather than as trials.
+	script := s.ScriptTurns()
 	for i, t := range s.Turns {
 		label := name
-		if len(s.Turns) > 1 {
+		switch {
+		case script > 1 && len(s.Verdicts) > 1:
+			label = fmt.Sprintf("%s#%d turn %d", name, i/script+1, i%script+1)
+		case script > 1:
+			label = fmt.Sprintf("%s turn %d", name, i+1)
+		case len(s.Turns) > 1:
 			label = fmt.Sprintf("%s#%d", name, i+1)
 		}
 		verdict := "verdict not recorded"
 		if t.Verdict != "" {
 			verdict = strings.ToUpper(t.Verdict)
+		}
+		if t.State == "not sent" && t.Model.Model == "" {
+			// A turn after one that stopped the script: nothing to show.
+			fmt.Fprintf(w, "  %-4s %s · not sent\n", label, verdict)
+			continue
 		}
 		dur := "duration not recorded"
 		if t.DurationMs != nil {

@@ -195,3 +195,33 @@ func TestJournalDiffTrialsAgainstASingleRun(t *testing.T) {
 		t.Errorf("three trials against a run whose verdict differs: %+v, want a change", s)
 	}
 }
+
+// TestJournalDiffOfMultiTurnTrials: a multi-turn example's rows are named
+// by turn ("A turn 2", "A#2 turn 1" with trials), each with its journaled
+// duration, a turn not run says only that; a trials run keeps each
+// trial's turns (never listed as examples "ID/turn:N"), and trials that
+// all match the single run compare as the same.
+func TestJournalDiffOfMultiTurnTrials(t *testing.T) {
+	h := home(t)
+	file := writeAgent(t, "---\nmodel: fake\n---\nReply with the turn number\n\n## Examples\n\n```yaml\n"+
+		"- id: stops\n  turns:\n"+
+		"    - input: a\n      assert: [contains: 'Turn 1: a']\n"+
+		"    - input: b\n      assert: [contains: 'Turn 9']\n"+
+		"    - input: c\n      assert: [contains: 'Turn 3: c']\n"+
+		"```\n")
+	trials := runIDOf(t, h, "test", file, "--trials", "2", "--json")
+	single := runIDOf(t, h, "test", file, "--json")
+	d := kmx(t, h, "journal", "diff", trials, single)
+	if d.code != ExitOK || d.stderr != "" {
+		t.Fatalf("exit %d, stderr %q\n%s", d.code, d.stderr, d.stdout)
+	}
+	for _, want := range []string{"SAME     stops", "  A#1 turn 1 PASS · verified · model fake (fake) · ", "  A#2 turn 2 FAIL · verified",
+		"  A#2 turn 3 NOT RUN · not sent\n", "  B turn 2 FAIL · verified", "  B turn 3 NOT RUN · not sent\n", "1 same, 0 changed, 0 only in A, 0 only in B"} {
+		if !strings.Contains(d.stdout, want) {
+			t.Errorf("the diff does not say %q:\n%s", want, d.stdout)
+		}
+	}
+	if strings.Contains(d.stdout, "duration not recorded") || strings.Contains(d.stdout, "/turn:") {
+		t.Errorf("a turn without its duration, or turns listed as examples:\n%s", d.stdout)
+	}
+}

@@ -189,7 +189,7 @@ func sides(in *Inspection, r *journal.RunResult) (map[string]*DiffSide, []string
 					dt := DiffTurn{State: "not sent", Verdict: rt.Verdict}
 					if t, ok := bySession[rt.SessionID]; ok && rt.SessionID != "" && !used[rt.SessionID] && t.Example == agentfile.TurnName(re.ID, rt.Turn) {
 						used[rt.SessionID] = true
-						dt.Model, dt.State, dt.Answer = t.Model, t.State, t.Answer
+						dt.Model, dt.State, dt.Answer, dt.DurationMs = t.Model, t.State, t.Answer, t.DurationMs
 					}
 					s.Turns = append(s.Turns, dt)
 				}
@@ -237,16 +237,30 @@ func sameSide(a, b *DiffSide) bool {
 		}
 		return true
 	}
-	if len(a.Turns) == 0 || len(b.Turns) == 0 {
+	// Trials against fewer trials: every trial's script (one turn, or a
+	// multi-turn example's turns) the same as the first one's.
+	p := a.ScriptTurns()
+	if len(a.Turns) == 0 || len(b.Turns) == 0 || p != b.ScriptTurns() {
 		return false
 	}
-	first := a.Turns[0]
-	for _, t := range append(a.Turns[1:len(a.Turns):len(a.Turns)], b.Turns...) {
-		if !sameTurn(first, t) {
+	first := a.Turns[:p]
+	rest := append(a.Turns[p:len(a.Turns):len(a.Turns)], b.Turns...)
+	for i, t := range rest {
+		if !sameTurn(first[i%p], t) {
 			return false
 		}
 	}
 	return true
+}
+
+// ScriptTurns is how many of the side's turns one trial holds: a
+// multi-turn example's turns (every one of them, those not run included,
+// as the run's result recorded them), else 1.
+func (s *DiffSide) ScriptTurns() int {
+	if n := len(s.Verdicts); n > 0 && len(s.Turns) > n && len(s.Turns)%n == 0 {
+		return len(s.Turns) / n
+	}
+	return 1
 }
 
 // sameTurn: the same model, state and answer, and the same verdict where
