@@ -245,7 +245,7 @@ func runTools(ctx context.Context, stream grpc.ServerStreamingServer[sessionspb.
 	total := 0
 	ids := map[string]bool{}
 	for sendNo := 1; ; sendNo++ {
-		c, done, err := send(ctx, stream, model, turn, sendNo, route.Request{Model: mreq.Model, Messages: msgs, Tools: mreq.Tools}, req, liveCalls)
+		c, done, err := send(ctx, stream, model, turn, sendNo, route.Request{Model: mreq.Model, Messages: msgs, Tools: mreq.Tools, ToolRounds: lim.sends > 2}, req, liveCalls)
 		if done {
 			return err
 		}

@@ -161,9 +161,13 @@ func CompatibleBody(req Request) ([]byte, error) {
 	return b, nil
 }
 
-// afterResults reports whether req already carries tool results: it is
-// send 2, whose reply must be text.
+// afterResults reports whether req already carries tool results on a
+// harness that allows one round of calls: it is send 2, whose reply must
+// be text. On a harness with ToolRounds the harness bounds the sends.
 func (req Request) afterResults() bool {
+	if req.ToolRounds {
+		return false
+	}
 	for _, m := range req.Messages {
 		if m.Role == "tool" {
 			return true

@@ -65,6 +65,12 @@ type Request struct {
 	Model    string    `json:"model"`
 	Messages []Message `json:"messages"`
 	Tools    []ToolDef `json:"tools,omitempty"`
+	// ToolRounds is set by a harness that lets a reply after tool results
+	// request tools again (kmx-workspace-tools-v1: read, then edit, up to
+	// its eight sends, which the harness bounds). Without it a request
+	// carrying tool results is the last send of kmx-local-tools-v1, whose
+	// reply must be text. Not part of the request's journaled form.
+	ToolRounds bool `json:"-"`
 }
 
 // Completion is a model's checked answer.

@@ -2,10 +2,14 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
@@ -288,5 +292,64 @@ func TestRegradeRefusesAChangedFixture(t *testing.T) {
 	if ex.Verdict != VerdictRefused || !strings.Contains(ex.Message, "the fixture workspace fixtures/calc changed since run "+rep.RunID) ||
 		rg.Regrade == nil || rg.Regrade.AgentCalls != 0 || rg.Regrade.Replayed != 0 {
 		t.Fatalf("re-grade after the fixture changed: %s %q %+v", ex.Verdict, ex.Message, rg.Regrade)
+	}
+}
+
+// TestWorkspaceExampleReadsThenEditsOnAnEndpoint: on a real
+// OpenAI-compatible endpoint, a workspace example takes the harness's
+// room for a loop: send 1 reads, send 2 (after the read's result) edits,
+// send 3 answers. The route does not hold the reply after tool results to
+// kmx-local-tools-v1's "text only" rule (the harness bounds the sends):
+// the example passes, replay-verified, with three requests.
+func TestWorkspaceExampleReadsThenEditsOnAnEndpoint(t *testing.T) {
+	var sends atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		sends.Add(1)
+		results := 0
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				results++
+			}
+		}
+		call := func(id, name, args string) []any {
+			return []any{map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}}
+		}
+		message, finish := map[string]any{"role": "assistant", "content": nil}, "tool_calls"
+		switch results {
+		case 0:
+			message["tool_calls"] = call("read", "read_readFile", `{"filePath":"calc/add.go","startLine":1,"endLine":100}`)
+		case 1:
+			message["tool_calls"] = call("edit", "edit_editFiles", `{"filePath":"calc/add.go","oldString":"return a - b","newString":"return a + b"}`)
+		default:
+			message["content"], finish = "Fixed the sign in calc/add.go.", "stop"
+		}
+		body, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "message": message, "finish_reason": finish}}})
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	home := testutil.PrivateDir(t)
+	req := copyDemoWorkspace(t, func(s string) string { return strings.Replace(s, "model: fake", "model: "+compatAgentModel, 1) })
+	rep, err := Test(context.Background(), Options{Options: invocation.Options{StateDir: home, Endpoint: srv.URL + "/v1"}}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := rep.Examples[0]
+	if rep.Verdict != VerdictPass || !ex.Verified || ex.ToolCalls != 2 {
+		t.Fatalf("verdict %s: %s %q (%d calls)", rep.Verdict, ex.Verdict, ex.Message, ex.ToolCalls)
+	}
+	if n := sends.Load(); n != 3 {
+		t.Errorf("%d requests, want 3 (read, edit, answer)", n)
 	}
 }
