@@ -222,6 +222,31 @@ func TestCompareCellsShowReportedTokens(t *testing.T) {
 	}
 }
 
+// TestRegradeRefusesABaselineRun: --from on a comparison's baseline run is
+// refused saying what that run is (another revision's instructions), not
+// that it recorded no verdicts; the current column's run re-grades.
+func TestRegradeRefusesABaselineRun(t *testing.T) {
+	_, file, passing, _ := gitAgentRepo(t)
+	h := home(t)
+	j := kmx(t, h, "test", file, "--baseline", passing, "--json")
+	var doc compare.Result
+	if err := json.Unmarshal([]byte(j.stdout), &doc); err != nil || len(doc.Columns) != 2 {
+		t.Fatalf("%v\n%s\n%s", err, j.stdout, j.stderr)
+	}
+	base, current := doc.Columns[1], doc.Columns[0]
+	if base.Side != compare.SideBaseline || current.Side != compare.SideCurrent {
+		t.Fatalf("columns %+v", doc.Columns)
+	}
+	r := kmx(t, h, "test", file, "--from", base.RunID)
+	if r.code != ExitRefusal || !strings.Contains(r.stderr, "is a comparison's baseline: it answered with the instructions at "+passing) ||
+		strings.Contains(r.stderr, "recorded no verdicts") || !strings.Contains(r.stderr, "the comparison's current column is one") {
+		t.Errorf("--from the baseline: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := kmx(t, h, "test", file, "--from", current.RunID); r.code != ExitFailure || !strings.Contains(r.stdout, "re-grade of run "+current.RunID) {
+		t.Errorf("--from the current column: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // rowSays reports whether the table row of id has the verdicts in order.
 func rowSays(out, id string, verdicts ...string) bool {
 	for _, line := range strings.Split(out, "\n") {

@@ -70,6 +70,23 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 		return nil, invocation.Refuse("pass a run of this file (kmx journal list --file FILE), or run kmx test FILE",
 			"run %s is of %s, another file named %q, not of %s", from, in.Run.AgentPath, plan.Agent.ID, here)
 	}
+	if in.Run.Command == "baseline" {
+		// A comparison's baseline ran the instructions of another revision
+		// (or none): its answers were never this file's.
+		what := "another revision's instructions"
+		if src.result != nil && src.result.Baseline != nil {
+			what = "the instructions at " + src.result.Baseline.Rev
+			if src.result.Baseline.Rev == "none" {
+				what = "empty instructions"
+			}
+		}
+		return nil, invocation.RefuseIn(func(w problem.Words) string {
+			if l := w(problem.Runs, "FILE"); l != "" {
+				return "pass the run of a kmx test of the file as it is (" + l + " shows them; the comparison's current column is one), or run kmx test FILE"
+			}
+			return "pass the run of a Test of the file as it is as " + w(problem.From, "") + " (each Test result names its run), or test afresh without it"
+		}, nil, "run %s is a comparison's baseline: it answered with %s, so a re-grade of the file as it is cannot use its answers", from, what)
+	}
 	if in.Run.Command != string(invocation.ModeTest) || src.result == nil {
 		return nil, invocation.RefuseIn(func(w problem.Words) string {
 			if l := w(problem.Runs, "FILE"); l != "" {
