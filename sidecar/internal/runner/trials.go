@@ -132,6 +132,9 @@ func aggregateTrials(trials []ExampleResult) ExampleResult {
 	res.Assertions, res.Deciding, res.DecidingRange, res.Answer = d.Assertions, d.Deciding, d.DecidingRange, d.Answer
 	res.ToolCalls, res.ToolSources = d.ToolCalls, d.ToolSources
 	res.Turns = trialTurns(trials)
+	// A workspace example shows what its deciding trial changed (the CLI's
+	// workspace line and, with --show-content, its diff), as one run does.
+	res.Workspace, res.workspace = d.Workspace, d.workspace
 	counts := fmt.Sprintf("%d pass, %d fail, %d unknown", c.Pass, c.Fail, c.Unknown)
 	if c.JudgeSplits > 0 {
 		counts += fmt.Sprintf(", %d with split judge samples", c.JudgeSplits)
