@@ -245,6 +245,14 @@ func TestRegradeRefusesABaselineRun(t *testing.T) {
 	if r := kmx(t, h, "test", file, "--from", current.RunID); r.code != ExitFailure || !strings.Contains(r.stdout, "re-grade of run "+current.RunID) {
 		t.Errorf("--from the current column: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// kmx journal list names the baseline run as one, not as an out-of-date
+	// run of an earlier revision.
+	l := kmx(t, h, "journal", "list", "--file", file)
+	for _, line := range strings.Split(l.stdout, "\n") {
+		if strings.HasPrefix(line, base.RunID) && (!strings.Contains(line, "baseline notes (baseline)") || strings.Contains(line, "earlier revision")) {
+			t.Errorf("the baseline run is listed as %q", line)
+		}
+	}
 }
 
 // rowSays reports whether the table row of id has the verdicts in order.

@@ -109,7 +109,12 @@ func printRuns(w io.Writer, l journalList) {
 	fmt.Fprintf(w, "%-36s %-18s %-8s %-24s %9s\n", "RUN", "STATUS", "COMMAND", "AGENT", "SIZE")
 	for _, r := range l.Runs {
 		agent := clean(r.AgentID)
-		if r.CurrentRevision != nil && !*r.CurrentRevision {
+		switch {
+		case r.Command == "baseline":
+			// A comparison's baseline ran another revision's instructions
+			// (or none) on purpose: not an out-of-date run of the file.
+			agent += " (baseline)"
+		case r.CurrentRevision != nil && !*r.CurrentRevision:
 			agent += " (earlier revision)"
 		}
 		fmt.Fprintf(w, "%-36s %-18s %-8s %-24s %9s\n", r.ID, r.Status, clean(r.Command), agent, sizeText(r.Size))
