@@ -222,6 +222,30 @@ func TestCompareCellsShowReportedTokens(t *testing.T) {
 	}
 }
 
+// TestCompareFakeBesideAnEndpointModel: the docs' first comparison,
+// --model fake --model NAME --endpoint URL, runs the fake column in
+// memory (nothing of it reaches the endpoint) beside the endpoint's
+// model, instead of refusing the fake column; a single fake model with an
+// endpoint is still refused.
+func TestCompareFakeBesideAnEndpointModel(t *testing.T) {
+	ep := newModelEndpoint(t, false, func(model, input string) string { return "Release notes: " + input })
+	_, file, _, _ := gitAgentRepo(t)
+	h := home(t)
+	r := kmx(t, h, "test", file, "--model", "fake", "--model", "careful", "--endpoint", ep.base())
+	if r.code != ExitFailure || !strings.Contains(r.stdout, "EXAMPLE  fake (fake)") || !strings.Contains(r.stdout, "careful (compatible)") || strings.Contains(r.stdout, "REFUSED") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !rowSays(r.stdout, "weekly", "FAIL", "PASS") {
+		t.Errorf("rows:\n%s", r.stdout)
+	}
+	if got := ep.count(); len(got) != 1 || got["careful"] != 2 {
+		t.Errorf("requests per model %v: want careful's 2 and none of fake", got)
+	}
+	if r := kmx(t, h, "test", file, "--model", "fake", "--endpoint", ep.base()); r.code != ExitRefusal || !strings.Contains(r.stderr, "cannot be combined with an endpoint") {
+		t.Errorf("one fake model with an endpoint: exit %d %s", r.code, r.stderr)
+	}
+}
+
 // TestRegradeRefusesABaselineRun: --from on a comparison's baseline run is
 // refused saying what that run is (another revision's instructions), not
 // that it recorded no verdicts; the current column's run re-grades.

@@ -12,6 +12,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/compare"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
 
@@ -71,6 +72,13 @@ func Compare(ctx context.Context, opts Options, req invocation.Request, c Compar
 			o := opts
 			if col.model != "" {
 				o.Model = col.model
+			}
+			if col.model == route.Fake && len(models) > 1 {
+				// The fake model beside real ones (the CLI's --model fake
+				// --model NAME --endpoint URL, as the editor compares fake
+				// with the models VS Code offers): the endpoints are for
+				// the others, and the fake column stays in memory.
+				o.StandingRoutes = true
 			}
 			o.Pool = pool
 			o.HoldRuns = hold
