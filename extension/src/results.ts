@@ -107,7 +107,10 @@ export function turnOutcomes(ex: ExampleResult): Outcome[] {
 function turnOutcome(exampleId: string, t: TurnResult): Outcome {
   const name = `${exampleId} turn ${t.turn}`;
   const base = { id: `turn:${t.turn}`, durationMs: t.durationMs };
-  const decided = { id: name, message: t.message, assertions: t.assertions, deciding: t.deciding, decidingRange: t.decidingRange, range: t.range };
+  // Over trials the server's message says what each trial did
+  // ("…; trial 1: pass; trial 2: fail: …"): a line per trial in the peek.
+  const message = t.trials !== undefined ? t.message?.split("; trial ").join("\ntrial ") : t.message;
+  const decided = { id: name, message, assertions: t.assertions, deciding: t.deciding, decidingRange: t.decidingRange, range: t.range };
   switch (t.verdict) {
     case Verdicts.Pass:
       if (!t.journaled || !t.verified) {
@@ -119,7 +122,7 @@ function turnOutcome(exampleId: string, t: TurnResult): Outcome {
     case Verdicts.Unknown:
       return { ...base, kind: "errored", messages: decidingMessages(decided, "inconclusive") };
     case Verdicts.NotRun:
-      return { ...base, kind: "skipped", messages: [{ text: `${name}: ${t.message ?? "not run"}`, range: t.range }] };
+      return { ...base, kind: "skipped", messages: [{ text: `${name}: ${message ?? "not run"}`, range: t.range }] };
     case Verdicts.Refused:
       return { ...base, kind: "errored", messages: [{ text: `refused: ${t.message ?? "kmx refused this turn"}`, range: t.range }] };
     default:

@@ -252,8 +252,9 @@ describe("turnOutcomes", () => {
       got.map((o) => o.kind),
       ["passed", "failed", "errored"],
     );
-    assert.match(got[1]?.messages.at(-1)?.text ?? "", /trial 2: fail: .*trial 3: pass/);
-    assert.match(got[2]?.messages.at(-1)?.text ?? "", /trial 2: not run: turn 2 did not pass/);
+    // A line per trial.
+    assert.match(got[1]?.messages.at(-1)?.text ?? "", /\ntrial 2: fail: 1 of 1 assertions failed \(#1\)\ntrial 3: pass/);
+    assert.match(got[2]?.messages.at(-1)?.text ?? "", /\ntrial 2: not run: turn 2 did not pass\n/);
     assert.deepEqual(
       (folded.turns ?? []).map((t) => flakyText(t)),
       [undefined, "flaky 2/3", undefined],
