@@ -219,7 +219,8 @@ module.exports = function register(h) {
     await palette("Test: Peek Output");
     const peek = page().locator(".peekview-widget", { hasText: "0/5 trials passed" }).first();
     await peek.waitFor({ timeout: 30_000 });
-    const said = await peek.innerText();
+    // A line per trial; the peek's editor renders spaces as no-break ones.
+    const said = (await peek.innerText()).replace(/\u00a0/g, " ");
     assert.match(said, /trial 1: fail: 1 of 2 assertions failed/);
     assert.match(said, /trial 5: fail: 1 of 2 assertions failed/);
     await shot("turns-trials-failing-turn-peek");
