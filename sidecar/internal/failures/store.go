@@ -380,7 +380,7 @@ func subjectDir(stateRoot, subject string) (dir string, ok bool, err error) {
 	}
 	root := filepath.Clean(stateRoot)
 	for _, p := range []string{root, filepath.Join(root, DirName), filepath.Join(root, DirName, subjectDirName(subject))} {
-		if err := state.CheckPrivateDir(p); err != nil {
+		if err := state.CheckReadableDir(p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return "", false, nil
 			}
@@ -401,9 +401,10 @@ func subjectDir(stateRoot, subject string) (dir string, ok bool, err error) {
 	return dir, true, nil
 }
 
-// readPrivate reads a private regular file of at most limit bytes.
+// readPrivate reads a private regular file of at most limit bytes; a
+// read-only one (0400) is private too.
 func readPrivate(p string, limit int64) ([]byte, error) {
-	if err := state.CheckPrivateFile(p); err != nil {
+	if err := state.CheckReadableFile(p); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(p)
@@ -463,6 +464,11 @@ func Clear(stateRoot, subject string) (int, error) {
 	dir, ok, err := subjectDir(stateRoot, subject)
 	if err != nil || !ok {
 		return 0, err
+	}
+	// Removing writes the folder: a read-only one is refused with the step
+	// that makes it writable.
+	if err := state.CheckPrivateDir(dir); err != nil {
+		return 0, fmt.Errorf("clear retained failures: %w", err)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -100,6 +100,11 @@ func clearRuns(dir, runID string, sync func(string) error) (Cleared, error) {
 	if runID != "" && !ValidRunID(runID) {
 		return Cleared{}, fmt.Errorf("clear: %q is not a run ID (expected a name like 20261130T162341.123456789Z-0a1b2c3d, a journal file name without .db)", runID)
 	}
+	// Removing writes the folder: a read-only one is refused up front with
+	// the step that makes it writable, before any run is looked at.
+	if err := state.CheckPrivateDir(dir); err != nil {
+		return Cleared{}, fmt.Errorf("clear: %w", err)
+	}
 	fams, err := discover(dir)
 	if err != nil {
 		return Cleared{}, fmt.Errorf("clear: %w", err)

@@ -204,13 +204,13 @@ func ConversationHeld(dir, key string) (bool, error) {
 		return false, fmt.Errorf("check conversation lock: %q is not a conversation key", key)
 	}
 	p := filepath.Join(dir, key+".lock")
-	if err := state.CheckPrivateFile(p); err != nil {
+	if err := state.CheckReadableFile(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
 		}
 		return false, fmt.Errorf("check conversation lock: %w", err)
 	}
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	f, err := openLockToProbe(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil // released between the check and the open

@@ -14,8 +14,10 @@ import (
 // ExistingDir finds the journal folder of the state folder the environment
 // names, without creating anything: listing, clearing and replaying never
 // create state. exists is false when the folder (or one above it) is not
-// there yet. A state folder kmx cannot find, or one that is a symlink,
-// someone else's or readable by others, is an error carrying its next step
+// there yet. A private folder the user made read-only is accepted: its
+// runs are read, and only a writer refuses it. A state folder kmx cannot
+// find, or one that is a symlink, someone else's or readable by others, is
+// an error carrying its next step
 // (problem.Problem). Every front finds the journal folder here.
 func ExistingDir(getenv func(string) string, goos string) (dir string, exists bool, err error) {
 	root, err := state.Dir(getenv, goos)
@@ -24,7 +26,7 @@ func ExistingDir(getenv func(string) string, goos string) (dir string, exists bo
 	}
 	dir = Dir(root)
 	for _, p := range []string{root, filepath.Dir(dir), dir} {
-		if err := state.CheckPrivateDir(p); err != nil {
+		if err := state.CheckReadableDir(p); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return dir, false, nil
 			}

@@ -41,11 +41,11 @@ func Open(ctx context.Context, dir, runID string) (*Journal, error) {
 // nothing but a missing -wal or -shm companion, created private; in a
 // read-only folder it creates nothing and reads the database file alone.
 func openReader(ctx context.Context, dir, id string) (*Journal, error) {
-	if err := state.CheckPrivateDir(dir); err != nil {
+	if err := state.CheckReadableDir(dir); err != nil {
 		return nil, err
 	}
 	j := &Journal{dir: dir, id: id, dbPath: filepath.Join(dir, id+".db"), readOnly: true}
-	if err := state.CheckPrivateFile(j.dbPath); err != nil {
+	if err := state.CheckReadableFile(j.dbPath); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &missingError{dir: dir}
 		}
@@ -53,7 +53,7 @@ func openReader(ctx context.Context, dir, id string) (*Journal, error) {
 	}
 	missing, unwritable := 0, false
 	for _, c := range []string{"-wal", "-shm"} {
-		err := state.CheckPrivateFile(j.dbPath + c)
+		err := state.CheckReadableFile(j.dbPath + c)
 		if errors.Is(err, fs.ErrNotExist) {
 			missing++
 			var f *os.File
@@ -61,7 +61,7 @@ func openReader(ctx context.Context, dir, id string) (*Journal, error) {
 			if errors.Is(err, fs.ErrExist) {
 				// Its writer made it just now; judge it like any existing one.
 				missing--
-				err = state.CheckPrivateFile(j.dbPath + c)
+				err = state.CheckReadableFile(j.dbPath + c)
 			} else if err == nil {
 				err = f.Close()
 			} else if readOnlyFolder(err) {
@@ -169,13 +169,13 @@ func IsLocked(dir, runID string) (bool, error) {
 		return false, fmt.Errorf("check run lock: %q is not a run ID", runID)
 	}
 	p := filepath.Join(dir, runID+".lock")
-	if err := state.CheckPrivateFile(p); err != nil {
+	if err := state.CheckReadableFile(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
 		}
 		return false, fmt.Errorf("check run lock: %w", err)
 	}
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	f, err := openLockToProbe(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil // released between the check and the open
@@ -193,4 +193,16 @@ func IsLocked(dir, runID string) (bool, error) {
 		return false, fmt.Errorf("check run lock: %w", err)
 	}
 	return false, nil
+}
+
+// openLockToProbe opens the lock file p to probe whether it is held. A
+// reader may meet a lock file the user made read-only (a read-only state
+// folder): the lock is taken on a read-only descriptor then, which locks
+// the same way.
+func openLockToProbe(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		f, err = os.OpenFile(p, os.O_RDONLY, 0)
+	}
+	return f, err
 }

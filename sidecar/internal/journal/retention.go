@@ -142,10 +142,11 @@ func splitFamilyName(name string) (id, suffix string, ok bool) {
 	return "", "", false
 }
 
-// discover reads dir, which must be a private directory, and groups the
-// family files of every run, oldest run first.
+// discover reads dir, which must be a private directory (read-only is
+// enough: List only reads; Clear and retention check what they remove),
+// and groups the family files of every run, oldest run first.
 func discover(dir string) ([]*family, error) {
-	if err := state.CheckPrivateDir(dir); err != nil {
+	if err := state.CheckReadableDir(dir); err != nil {
 		return nil, err
 	}
 	ents, err := os.ReadDir(dir)
@@ -173,7 +174,7 @@ func discover(dir string) ([]*family, error) {
 		}
 		fam.files[suffix] = fi
 		if fam.unsafe == nil {
-			if err := state.CheckPrivateFile(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := state.CheckReadableFile(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				fam.unsafe = err
 			}
 		}

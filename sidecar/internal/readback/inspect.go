@@ -560,7 +560,7 @@ func openForInspect(ctx context.Context, dir, runID string) (*journal.Journal, e
 		return nil, invocation.Refuse("run kmx journal list and pass a run ID from it (a journal file name without .db)",
 			"%q is not a run ID (expected a name like 20261130T162341.123456789Z-0a1b2c3d)", runID)
 	}
-	if err := state.CheckPrivateDir(dir); err != nil {
+	if err := state.CheckReadableDir(dir); err != nil {
 		return nil, stateRefusal(err, "there are no retained runs: the journal folder does not exist yet")
 	}
 	if _, err := os.Lstat(filepath.Join(dir, runID+".db")); errors.Is(err, fs.ErrNotExist) {

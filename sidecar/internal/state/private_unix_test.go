@@ -4,6 +4,7 @@ package state_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -231,4 +232,64 @@ func write(t *testing.T, dir, name string, m fs.FileMode) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestReadOnlyPrivateIsReadable: a user who makes the state folder
+// read-only (chmod 0500 folders, 0400 files) keeps it private, so a reader
+// accepts it; a writer refuses it as read-only with the step that makes it
+// writable, not as unsafe. Group or other access is refused by both.
+func TestReadOnlyPrivateIsReadable(t *testing.T) {
+	base := tempRoot(t)
+	for _, tt := range []struct {
+		mode             fs.FileMode
+		readable, strict string // "" accepted, else a word of the refusal
+	}{
+		{0o700, "", ""},
+		{0o500, "", "read-only (mode 0500)"},
+		{0o550, "mode 0550", "mode 0550"},
+		{0o505, "mode 0505", "mode 0505"},
+		{0o750, "mode 0750", "mode 0750"},
+		{0o300, "mode 0300", "mode 0300"},
+		{0o600, "mode 0600", "mode 0600"},
+	} {
+		p := filepath.Join(base, fmt.Sprintf("dir%04o", tt.mode))
+		mkdir(t, p, tt.mode)
+		checkRefusal(t, "CheckReadableDir", p, state.CheckReadableDir(p), tt.readable)
+		checkRefusal(t, "CheckPrivateDir", p, state.CheckPrivateDir(p), tt.strict)
+		if tt.mode != 0o700 {
+			_, err := state.EnsurePrivateDir(p)
+			checkRefusal(t, "EnsurePrivateDir", p, err, tt.strict)
+		}
+	}
+	for _, tt := range []struct {
+		mode             fs.FileMode
+		readable, strict string
+	}{
+		{0o600, "", ""},
+		{0o400, "", "read-only (mode 0400)"},
+		{0o440, "mode 0440", "mode 0440"},
+		{0o404, "mode 0404", "mode 0404"},
+		{0o200, "mode 0200", "mode 0200"},
+	} {
+		p := write(t, base, fmt.Sprintf("file%04o", tt.mode), tt.mode)
+		checkRefusal(t, "CheckReadableFile", p, state.CheckReadableFile(p), tt.readable)
+		checkRefusal(t, "CheckPrivateFile", p, state.CheckPrivateFile(p), tt.strict)
+	}
+	if err := state.CheckPrivateDir(filepath.Join(base, "dir0500")); !strings.Contains(err.(*state.UnsafeError).Fix, "chmod -R u+w "+filepath.Join(base, "dir0500")) {
+		t.Errorf("a read-only folder's step does not make it writable: %v", err)
+	}
+}
+
+func checkRefusal(t *testing.T, what, p string, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Errorf("%s(%s) = %v, want it accepted", what, filepath.Base(p), err)
+		}
+		return
+	}
+	var ue *state.UnsafeError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), want) || ue.Path != p {
+		t.Errorf("%s(%s) = %v, want a refusal of %s saying %q", what, filepath.Base(p), err, p, want)
+	}
 }

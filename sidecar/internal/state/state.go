@@ -188,6 +188,28 @@ func CheckPrivateDir(p string) error {
 	return checkDir(p, fi)
 }
 
+// CheckReadableDir is CheckPrivateDir for a reader: it also accepts a
+// private folder the user made read-only (0500 on unix), since reading
+// never exposes what is in it. A folder that group or others can open is
+// refused as by CheckPrivateDir; only a writer needs 0700.
+func CheckReadableDir(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return fmt.Errorf("check state folder: %w", err)
+	}
+	return checkDirReadable(p, fi)
+}
+
+// CheckReadableFile is CheckPrivateFile for a reader: it also accepts a
+// private file the user made read-only (0400 on unix).
+func CheckReadableFile(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return fmt.Errorf("check state file: %w", err)
+	}
+	return checkFileReadable(p, fi)
+}
+
 // CheckPrivateFile checks, without creating or opening it, that p is a
 // regular file private to the current user (0600 or narrower on unix). A
 // missing p is reported as an error wrapping fs.ErrNotExist; an unsafe one as
