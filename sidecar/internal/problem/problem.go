@@ -87,8 +87,11 @@ func Text(err error) string {
 func StepFor(err error, kept string) string {
 	msg := err.Error()
 	switch {
-	case errors.Is(err, syscall.ENOSPC) || strings.Contains(msg, "no space left on device"):
+	case errors.Is(err, syscall.ENOSPC) || strings.Contains(msg, "no space left on device") ||
+		strings.Contains(msg, "database or disk is full"): // SQLite's SQLITE_FULL: the journal's disk filled up
 		return "free space on the disk that holds the kmx state folder (or set KMX_HOME to a private folder on another disk), then run again; " + kept
+	case strings.Contains(msg, "disk I/O error"): // SQLite's SQLITE_IOERR, which a full disk also gives
+		return "check the disk that holds the kmx state folder: free space on it if it is full (or set KMX_HOME to a private folder on another disk), then run again; " + kept
 	case errors.Is(err, syscall.EROFS) || strings.Contains(msg, "read-only file system") ||
 		errors.Is(err, fs.ErrPermission) || strings.Contains(msg, "permission denied"):
 		return "make the kmx state folder writable (or set KMX_HOME to a private folder you can write), then run again; " + kept

@@ -51,6 +51,19 @@ func TestNoGRPCStatusTextReachesAUser(t *testing.T) {
 			t.Errorf("StepFor(disk full) = %q", step)
 		}
 	}
+	// SQLite says a full disk in its own words, as kmx test showed them on
+	// a full state folder (issue 31 item 9): the step is still free space.
+	for _, msg := range []string{
+		"finish journal 20261205T075931.020024392Z-c83c4dd6: database or disk is full (13)",
+		"create journal 20261205T075931.574510436Z-abe6d6fc: write schema: database or disk is full (13)",
+	} {
+		if step := StepFor(errors.New(msg), "x"); !strings.HasPrefix(step, "free space on the disk") {
+			t.Errorf("StepFor(%q) = %q", msg, step)
+		}
+	}
+	if step := StepFor(errors.New("finish journal R: record status: disk I/O error (4874)"), "x"); !strings.Contains(step, "free space on it if it is full") {
+		t.Errorf("StepFor(disk I/O error) = %q", step)
+	}
 	if step := StepFor(fmt.Errorf("create: %w", syscall.EROFS), "x"); !strings.HasPrefix(step, "make the kmx state folder writable") {
 		t.Errorf("StepFor(read-only) = %q", step)
 	}
