@@ -27,7 +27,7 @@ func TestPreflightShowsRefusalsWhereTheyArise(t *testing.T) {
 	}{
 		{"fake model runs", "---\nmodel: fake\n---\nSay ok.\n" + examples + "    - contains: ok\n```\n", Options{}, -1, "", "", ""},
 		{"non-fake model without an endpoint", "---\ndescription: d\nmodel: llama3\n---\nSay ok.\n" + examples + "    - contains: ok\n```\n", Options{}, 2, "needs an OpenAI-compatible endpoint", "", ""},
-		{"default model without an endpoint", "Say ok.\n" + examples + "    - contains: ok\n```\n", Options{}, 0, DefaultModel, "", ""},
+		{"default model without an endpoint", "Say ok.\n" + examples + "    - contains: ok\n```\n", Options{}, 0, "names no model, so kmx has none to send", "", ""},
 		{"fake with an endpoint given for this run", "---\nmodel: fake\n---\nSay ok.\n" + examples + "    - contains: ok\n```\n", Options{Endpoint: "http://127.0.0.1:11434/v1"}, 1, "cannot be combined with an endpoint", "", ""},
 		{"llmJudge without a judge route", "---\nmodel: fake\n---\nSay ok.\n" + examples + "    - llmJudge:\n        rubric: says `ok`\n        judgeModel: gpt-judge\n```\n", Options{}, 11, "llmJudge needs a judge", "", ""},
 		// A tool assertion on a file that declares no tools is already a

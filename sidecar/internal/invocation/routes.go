@@ -113,9 +113,17 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 		// (issue 31 item 10). A judge sample that must be fresh says so.
 		rt.AgentModel = route.NewOffline(route.Identity{Route: route.Compatible, Model: model}, "--endpoint")
 	default:
-		if opts.Endpoint != "" && opts.Model == "" && (plan.Agent.Model == nil || *plan.Agent.Model == "") {
+		noModel := opts.Model == "" && (plan.Agent.Model == nil || *plan.Agent.Model == "")
+		if opts.Endpoint != "" && noModel {
 			return nil, RefuseIn(endpointModelNext, nil,
 				"the agent file names no model, and on an endpoint kmx sends only a model you name (never its default %s)", DefaultModel)
+		}
+		if noModel {
+			// Said in one step: naming the default's need for an endpoint
+			// would only lead to the refusal above.
+			return nil, RefuseIn(func(w problem.Words) string {
+				return fmt.Sprintf("choose %s to try it on the fake model, or a model an endpoint serves with %s and %s", w(problem.Model, "fake"), w(problem.Endpoint, "URL"), w(problem.Model, "NAME"))
+			}, nil, "the agent file names no model, so kmx has none to send")
 		}
 		m, err := cb.model(opts.Endpoint, opts.KeyEnv, model, problem.Endpoint)
 		if err != nil {

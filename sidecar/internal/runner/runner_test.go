@@ -228,7 +228,7 @@ func TestRefusalsCreateNothing(t *testing.T) {
 		wantMsg string
 	}{
 		{name: "non-fake model without endpoint", body: valid, opts: Options{Options: invocation.Options{Model: "llama3"}}, wantMsg: "needs an OpenAI-compatible endpoint"},
-		{name: "default model without endpoint", body: valid, wantMsg: invocation.DefaultModel},
+		{name: "no model and no endpoint", body: valid, wantMsg: "names no model, so kmx has none to send"},
 		{name: "fake with endpoint", body: valid, opts: Options{Options: invocation.Options{Model: "fake", Endpoint: "http://127.0.0.1:11434/v1"}}, wantMsg: "cannot be combined with an endpoint"},
 		{name: "unknown example", body: valid, opts: Options{Options: invocation.Options{Model: "fake"}}, ids: []string{"nope"}, wantMsg: `no example with id "nope"`},
 		{name: "unfinished file", body: valid[:len(valid)-5], opts: Options{Options: invocation.Options{Model: "fake"}}, wantMsg: "still being written"},
