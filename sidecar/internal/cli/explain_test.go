@@ -295,3 +295,44 @@ func TestTestExplainCorruptOnly(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want a refusal pointing at --clear", code, e.errOut.String())
 	}
 }
+
+// TestTestExplainKeepsSameNamedFilesApart: two agent files with one name
+// (one agent ID) in two folders are two agents, as for journal list --file
+// and --from (issue 31 item 14): kmx test explain of each shows only the
+// failures its own runs kept, whether they came from a run of the file or
+// of the folder holding both, and clearing one leaves the other.
+func TestTestExplainKeepsSameNamedFilesApart(t *testing.T) {
+	h := home(t)
+	root := t.TempDir()
+	files := map[string]string{}
+	for _, dir := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		files[dir] = filepath.Join(root, dir, "same.agent.md")
+		src := "---\nname: same\ndescription: one name in two folders\nmodel: fake\n---\nReply with exactly `answer from " + dir + "`.\n\n" +
+			"## Examples\n\n```yaml\n- id: greets\n  input: hi\n  assert:\n    - contains: hello\n```\n"
+		if err := os.WriteFile(files[dir], []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := kmx(t, h, "test", files["a"]); r.code != ExitFailure {
+		t.Fatalf("test a: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := kmx(t, h, "test", root); r.code != ExitFailure {
+		t.Fatalf("test the folder: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for dir, records := range map[string]string{"a": "2 retained Test failure records", "b": "1 retained Test failure record,"} {
+		other := map[string]string{"a": "b", "b": "a"}[dir]
+		r := kmx(t, h, "test", "explain", files[dir], "--show-content")
+		if r.code != ExitOK || !strings.Contains(r.stdout, records) || !strings.Contains(r.stdout, `"answer from `+dir+`"`) || strings.Contains(r.stdout, "answer from "+other) {
+			t.Errorf("explain %s/same.agent.md: exit %d, want %s with only its own answers\n%s%s", dir, r.code, records, r.stdout, r.stderr)
+		}
+	}
+	if r := kmx(t, h, "test", "explain", files["b"], "--clear"); r.code != ExitOK || !strings.Contains(r.stdout, "removed 1 retained failure record ") {
+		t.Fatalf("clear b: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := kmx(t, h, "test", "explain", files["a"]); r.code != ExitOK || !strings.Contains(r.stdout, "2 retained Test failure records") {
+		t.Errorf("clearing b's failures touched a's: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
