@@ -127,9 +127,12 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 		sess = append(sess, &SourceSession{Placed: s.placed, Started: s.started[1], Answer: s.terminal[1].Answer, Records: recs})
 	}
 	agentID := journal.ModelIdentity{Route: plan.Routes.Agent.Route, Model: plan.Routes.Agent.Model}
+	// A file that names no model re-grades as the default unless a model
+	// is named: the source run's model was named when it ran.
+	unnamed := (plan.Agent.Model == nil || *plan.Agent.Model == "") && agentID.Model == invocation.DefaultModel
 	for _, ex := range plan.Selected {
 		if ex.MultiTurn() {
-			if why := rg.script(sess, ex, plan.Agent.Instructions, plan.Tools(ex.ID), agentID, from); why != "" {
+			if why := rg.script(sess, ex, plan.Agent.Instructions, plan.Tools(ex.ID), agentID, unnamed, from); why != "" {
 				rg.Refused[ex.ID] = why
 			}
 			continue
@@ -156,8 +159,7 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 		case cand.Started.Input != ex.Input:
 			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: the example's input changed since run %s; run kmx test to test the current text", from)
 		case cand.Placed.Model != agentID || cand.Started.Model != agentID:
-			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s answered with model %s (%s), not %s (%s); run kmx test to test with this model",
-				from, cand.Placed.Model.Model, cand.Placed.Model.Route, agentID.Model, agentID.Route)
+			rg.Refused[ex.ID] = modelChanged(from, cand.Placed.Model, agentID, unnamed)
 		default:
 			// A tool turn is re-graded from its journaled trace (the calls
 			// and their results, replay-verified), but only when the tools
@@ -183,7 +185,7 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 // turns make (their inputs and answers): the turns of one conversation of
 // the source, never turns of two trials spliced together. It returns why
 // the example is not re-graded, or "" with rg.Agent holding every turn.
-func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructions string, tools []journal.OfferedTool, model journal.ModelIdentity, from string) string {
+func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructions string, tools []journal.OfferedTool, model journal.ModelIdentity, unnamed bool, from string) string {
 	var history []journal.HistoryMessage
 	chosen := map[string]*SourceSession{}
 	for i, turn := range ex.Turns {
@@ -220,8 +222,7 @@ func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructi
 		case seen.Started.Input != turn.Input:
 			return fmt.Sprintf("not re-graded: the input of turn %d changed since run %s; run kmx test to test the current text", i+1, from)
 		case seen.Placed.Model != model || seen.Started.Model != model:
-			return fmt.Sprintf("not re-graded: run %s answered with model %s (%s), not %s (%s); run kmx test to test with this model",
-				from, seen.Placed.Model.Model, seen.Placed.Model.Route, model.Model, model.Route)
+			return modelChanged(from, seen.Placed.Model, model, unnamed)
 		default:
 			return fmt.Sprintf("not re-graded: run %s holds no turn %d sent after its turn %d's answer; run kmx test to test it", from, i+1, i)
 		}
@@ -300,4 +301,17 @@ func sameHistory(a, b []journal.HistoryMessage) bool {
 		}
 	}
 	return true
+}
+
+// modelChanged says why an example answered by model got is not re-graded
+// as want. When the agent file names no model and none was named (unnamed),
+// want is only kmx's default: the step is naming the model the run used,
+// which sends nothing.
+func modelChanged(from string, got, want journal.ModelIdentity, unnamed bool) string {
+	if unnamed {
+		return fmt.Sprintf("not re-graded: run %s answered with model %s (%s), and the agent file names no model; pass --model %s to re-grade its answers with the model that gave them",
+			from, got.Model, got.Route, got.Model)
+	}
+	return fmt.Sprintf("not re-graded: run %s answered with model %s (%s), not %s (%s); run kmx test to test with this model",
+		from, got.Model, got.Route, want.Model, want.Route)
 }
