@@ -198,8 +198,20 @@ func runTest(ctx context.Context, env Env, args []string) error {
 	}
 	verdict, total := overall(reps, refusedFiles)
 	if !asJSON && len(set.paths) > 0 {
+		// A file without examples is counted as such, so "3 files" never
+		// reads as three files tested.
+		files := plural(len(set.paths), "file")
+		skipped := 0
+		for _, r := range reps {
+			if r.Verdict == runner.VerdictSkipped {
+				skipped++
+			}
+		}
+		if skipped > 0 {
+			files += fmt.Sprintf(" (%d without examples, skipped)", skipped)
+		}
 		fmt.Fprintf(env.Stdout, "\n%s: %d pass, %d fail, %d unknown across %s · verdict %s\n",
-			plural(len(set.paths), "file"), total.Pass, total.Fail, total.Unknown, plural(total.Pass+total.Fail+total.Unknown, "example"), paintVerdict(colourOn(env), verdict, verdict))
+			files, total.Pass, total.Fail, total.Unknown, plural(total.Pass+total.Fail+total.Unknown, "example"), paintVerdict(colourOn(env), verdict, verdict))
 	}
 	if !asJSON && len(set.paths) == 0 {
 		fmt.Fprintf(env.Stdout, "kmx test: shard %s holds none of the files\n", shard)
