@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/runner"
 )
 
@@ -121,7 +122,7 @@ func runTest(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if from != "" && trials.n > 1 {
-		return usagef(testUsage, "kmx test: %s; %s", runner.TrialsWithRegrade, runner.TrialsWithRegradeNext)
+		return usagef(testUsage, "kmx test: %s; %s", runner.TrialsWithRegrade(problem.Flags), runner.TrialsWithRegradeNext(problem.Flags))
 	}
 	if err := tf.setFormat(format.v, set, from); err != nil {
 		return err

@@ -97,7 +97,13 @@ func ReadAtRevision(ctx context.Context, path, rev string) (*AtRevision, error) 
 		if line := firstLine(gerr); line != "" {
 			why = " (git: " + line + ")"
 		}
-		return nil, RefuseBaseline(rev, orNone("run kmx test inside a git clone that holds the file, or use ", " to compare with empty instructions"), ": %s is not inside a git work tree%s, so it has no revision %s", path, why, rev)
+		return nil, RefuseBaseline(rev, func(w problem.Words) string {
+			where := "run kmx test inside a git clone that holds the file"
+			if !problem.CommandLine(w) {
+				where = w(problem.Call, "") + " " + w(problem.TestCmd, "") + " on a file inside a git clone"
+			}
+			return where + ", or use " + w(problem.Baseline, "none") + " to compare with empty instructions"
+		}, ": %s is not inside a git work tree%s, so it has no revision %s", path, why, rev)
 	}
 	out, gerr := g.run("rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	commit := strings.TrimSpace(string(out))

@@ -7,15 +7,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/kmxdev/kmx/sidecar/internal/english"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // WriteTable prints the comparison for a terminal: a header line, one row
 // per example with a cell per column (verdict, k/N with trials, duration,
 // tokens when reported) and the change against a baseline, the totals,
 // each column's run (or refusal) and the label with the verdict.
-func WriteTable(w io.Writer, res *Result) error {
+func WriteTable(w io.Writer, res *Result) error { return WriteTableIn(w, res, problem.Flags) }
+
+// WriteTableIn is WriteTable with its heading naming the comparison's
+// command in words' terms (kmx test on the command line, Test in MCP).
+func WriteTableIn(w io.Writer, res *Result, words problem.Words) error {
 	p := &printer{w: w}
-	p.linef("kmx test %s %s (%s)", res.Agent.Path, res.what(), Label)
+	p.linef("%s %s %s (%s)", words(problem.TestCmd, ""), res.Agent.Path, res.what(), Label)
 	header := []string{"EXAMPLE"}
 	for _, c := range res.Columns {
 		header = append(header, c.Header())

@@ -66,7 +66,7 @@ func clearOrAnother(w problem.Words) string {
 	if c := w(problem.Clear, ""); c != "" {
 		return "clear the conversation (kmx chat FILE " + c + ") or use another " + w(problem.Conversation, "ID")
 	}
-	return "use another " + w(problem.Conversation, "ID") + ", or clear this one in kmx's chat panel or with kmx chat"
+	return "use another " + w(problem.Conversation, "ID") + ", or clear this one in kmx's chat panel in VS Code"
 }
 
 func (r *Refusal) Error() string { return r.Msg }
@@ -98,7 +98,7 @@ func unfinished(id string, turn int) *Refusal {
 		if d := w(problem.Discard, ""); d != "" {
 			return "discard the unfinished turn (kmx chat FILE " + d + Flag(id) + ", or Discard in the chat panel), then send again"
 		}
-		return "discard the unfinished turn (Discard in kmx's chat panel, or kmx chat), then send again, or use another " + w(problem.Conversation, "ID")
+		return "discard the unfinished turn (Discard in kmx's chat panel in VS Code), then send again, or use another " + w(problem.Conversation, "ID")
 	})
 }
 

@@ -113,6 +113,12 @@ func subjectDirName(subject string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// RecordsDir is the folder that holds subject's retained records (it may
+// not exist): a front with no way to clear them (MCP) names it.
+func RecordsDir(stateRoot, subject string) string {
+	return filepath.Join(filepath.Clean(stateRoot), DirName, subjectDirName(subject))
+}
+
 // Save retains rec. It returns StatusRetained, or StatusUnavailable and the
 // reason; it never changes a verdict, so the runner reports the status and
 // carries on. More than MaxExamplesPerRecord non-pass examples, a

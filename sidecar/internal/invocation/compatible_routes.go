@@ -49,7 +49,7 @@ func (b *compatBuilder) model(endpoint, keyEnv, model string, set problem.Settin
 		// an empty environment, never the process's own.
 		getenv = func(string) string { return "" }
 	}
-	m, err := route.NewCompatible(route.Config{Endpoint: endpoint, KeyEnv: keyEnv, Model: model, Getenv: getenv, HTTPClient: b.opts.HTTPClient})
+	m, err := route.NewCompatible(route.Config{Endpoint: endpoint, KeyEnv: keyEnv, Model: model, Getenv: getenv, HTTPClient: b.opts.HTTPClient, Words: b.opts.Words})
 	if err != nil {
 		return nil, routeRefusal(set, err)
 	}
@@ -65,19 +65,21 @@ func (b *compatBuilder) model(endpoint, keyEnv, model string, set problem.Settin
 // setting it came from. ConfigError text never holds the endpoint or a
 // credential, so it is safe to show.
 func routeRefusal(set problem.Setting, err error) error {
-	flag := problem.Flags(set, "")
+	msg := func(w problem.Words) string { return w(set, "") + ": " + err.Error() }
+	next := func(w problem.Words) string { return "fix " + w(set, "") + " or the key variable as the message says" }
 	var ce *route.ConfigError
 	if errors.As(err, &ce) {
-		if ce.Step != nil {
-			return RefuseIn(ce.Step, func(w problem.Words) string { return w(set, "") + ": " + ce.Msg }, "")
+		msg = func(w problem.Words) string { return w(set, "") + ": " + ce.Msg }
+		switch {
+		case ce.Step != nil:
+			next = ce.Step
+		case ce.Next != "":
+			next = problem.Plain(ce.Next)
+		default:
+			next = func(w problem.Words) string { return "fix " + w(set, "") + " as the message says" }
 		}
-		next := ce.Next
-		if next == "" {
-			next = "fix " + flag + " as the message says"
-		}
-		return &Refusal{Msg: flag + ": " + ce.Msg, Next: next}
 	}
-	return &Refusal{Msg: flag + ": " + err.Error(), Next: "fix " + flag + " or the key variable as the message says"}
+	return RefuseIn(next, msg, "")
 }
 
 // HoldsCredential reports whether s holds a credential the invocation

@@ -99,7 +99,23 @@ type Options struct {
 	Concurrency int
 	// Version is the kmx version recorded in the journal.
 	Version string
+	// Words is how the front names settings and commands in the messages
+	// kmx writes into a result (an unknown verdict's reason, a re-grade's
+	// refusal of an example): nil is the command line's flags
+	// (problem.Flags), as the CLI and the language server say them.
+	Words problem.Words
 }
+
+// Wording is the front's words: Words, or the command line's.
+func (o Options) Wording() problem.Words {
+	if o.Words == nil {
+		return problem.Flags
+	}
+	return o.Words
+}
+
+// Say is s in the front's words.
+func (o Options) Say(s problem.Sentence) string { return s(o.Wording()) }
 
 // Request names the file and what to run.
 type Request struct {

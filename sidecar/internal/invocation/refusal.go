@@ -118,16 +118,24 @@ func fileRefusal(path string, res agentfile.Result) *Refusal {
 		}
 		first = fmt.Sprintf(": %s%d:%d %s %s", where, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Code, d.Message)
 	}
+	// A front with no kmx check (MCP) lists the blocking diagnostics with
+	// the refusal itself.
 	if res.State == agentfile.Unfinished {
-		return &Refusal{
-			Msg:         fmt.Sprintf("%s is still being written%s", path, first),
-			Next:        "finish the construct the file ends in, then run again (kmx check shows where)",
-			Diagnostics: blocking,
+		r := RefuseIn(func(w problem.Words) string {
+			if c := w(problem.CheckCmd, ""); c != "" {
+				return "finish the construct the file ends in, then run again (" + c + " shows where)"
+			}
+			return "finish the construct the file ends in (the diagnostics listed show where), then try again"
+		}, nil, "%s is still being written%s", path, first)
+		r.Diagnostics = blocking
+		return r
+	}
+	r := RefuseIn(func(w problem.Words) string {
+		if c := w(problem.CheckCmd, path); c != "" {
+			return fmt.Sprintf("fix the errors '%s' lists, then run again", c)
 		}
-	}
-	return &Refusal{
-		Msg:         fmt.Sprintf("%s has %d error(s)%s", path, len(blocking), first),
-		Next:        fmt.Sprintf("fix the errors 'kmx check %s' lists, then run again", path),
-		Diagnostics: blocking,
-	}
+		return "fix the errors listed, then try again"
+	}, nil, "%s has %d error(s)%s", path, len(blocking), first)
+	r.Diagnostics = blocking
+	return r
 }

@@ -92,8 +92,9 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 	eb := newEditorBuilder(opts.Editor)
 	switch {
 	case model == route.Fake && opts.Endpoint != "" && !opts.StandingRoutes:
-		return nil, Refuse("drop --endpoint to use the fake model, or choose a real model with --model NAME",
-			"the fake model runs in memory and cannot be combined with an endpoint")
+		return nil, RefuseIn(func(w problem.Words) string {
+			return "drop " + w(problem.Endpoint, "") + " to use the fake model, or choose a real model with " + w(problem.Model, "NAME")
+		}, nil, "the fake model runs in memory and cannot be combined with an endpoint")
 	case model == route.Fake:
 		rt.AgentModel = route.NewFake()
 	case opts.Endpoint == "" && eb != nil:
@@ -111,7 +112,7 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 		// A re-grade sends no agent turn: the model is the identity the
 		// source run answered with, and no endpoint is needed for it
 		// (issue 31 item 10). A judge sample that must be fresh says so.
-		rt.AgentModel = route.NewOffline(route.Identity{Route: route.Compatible, Model: model}, "--endpoint")
+		rt.AgentModel = route.NewOffline(route.Identity{Route: route.Compatible, Model: model}, opts.Say(func(w problem.Words) string { return w(problem.Endpoint, "") }))
 	default:
 		noModel := opts.Model == "" && (plan.Agent.Model == nil || *plan.Agent.Model == "")
 		if opts.Endpoint != "" && noModel {
@@ -170,8 +171,9 @@ func resolveRoutes(ctx context.Context, opts Options, plan *Plan) (*Routes, erro
 		}
 	}
 	if !judged && !opts.StandingRoutes && (opts.JudgeEndpoint != "" || opts.JudgeKeyEnv != "") {
-		return nil, Refuse("drop --judge-endpoint/--judge-key-env, or select an example with an llmJudge assertion",
-			"a judge endpoint was given, but no selected example has an llmJudge assertion")
+		return nil, RefuseIn(func(w problem.Words) string {
+			return "drop " + w(problem.JudgeEndpoint, "") + "/" + w(problem.JudgeKeyEnv, "") + ", or select an example with an llmJudge assertion"
+		}, nil, "a judge endpoint was given, but no selected example has an llmJudge assertion")
 	}
 	return rt, nil
 }
@@ -222,12 +224,18 @@ func checkRouteSettings(opts Options) error {
 		}
 	}
 	if opts.KeyEnv != "" && opts.Endpoint == "" {
-		return Refuse("pass --endpoint URL for the credential, or drop --key-env",
-			"--key-env names the credential of --endpoint, but no --endpoint is given")
+		return RefuseIn(func(w problem.Words) string {
+			return "pass " + w(problem.Endpoint, "URL") + " for the credential, or drop " + w(problem.KeyEnv, "")
+		}, func(w problem.Words) string {
+			return w(problem.KeyEnv, "") + " names the credential of " + w(problem.Endpoint, "") + ", but " + noneGiven(w, problem.Endpoint)
+		}, "")
 	}
 	if opts.JudgeKeyEnv != "" && opts.JudgeEndpoint == "" {
-		return Refuse("pass --judge-endpoint URL for the credential, or drop --judge-key-env (a judge on the agent's endpoint uses --key-env)",
-			"--judge-key-env names the credential of --judge-endpoint, but no --judge-endpoint is given")
+		return RefuseIn(func(w problem.Words) string {
+			return "pass " + w(problem.JudgeEndpoint, "URL") + " for the credential, or drop " + w(problem.JudgeKeyEnv, "") + " (a judge on the agent's endpoint uses " + w(problem.KeyEnv, "") + ")"
+		}, func(w problem.Words) string {
+			return w(problem.JudgeKeyEnv, "") + " names the credential of " + w(problem.JudgeEndpoint, "") + ", but " + noneGiven(w, problem.JudgeEndpoint)
+		}, "")
 	}
 	for _, ep := range []struct {
 		flag        problem.Setting
@@ -243,13 +251,24 @@ func checkRouteSettings(opts Options) error {
 	return nil
 }
 
+// noneGiven says that setting s was not given: "no --endpoint is given"
+// on the command line, "none is set" where s names a setting in a phrase.
+func noneGiven(w problem.Words, s problem.Setting) string {
+	if problem.CommandLine(w) {
+		return "no " + w(s, "") + " is given"
+	}
+	return "none is set"
+}
+
 // judgeModel decides the route of one judge model: the fake judge in memory
 // for "fake", else the explicit judge endpoint, else the agent's endpoint,
 // else (in VS Code) the models VS Code offers.
 func judgeModel(ctx context.Context, opts Options, cb *compatBuilder, eb *editorBuilder, name, agentModel string) (route.Model, error) {
 	if name == route.Fake {
 		if opts.JudgeEndpoint != "" && !opts.StandingRoutes {
-			return nil, Refuse("drop --judge-endpoint, or name a real judgeModel", "judge model \"fake\" runs in memory and cannot be combined with a judge endpoint")
+			return nil, RefuseIn(func(w problem.Words) string {
+				return "drop " + w(problem.JudgeEndpoint, "") + ", or name a real judgeModel"
+			}, nil, "judge model \"fake\" runs in memory and cannot be combined with a judge endpoint")
 		}
 		return judge.NewFakeModel(), nil
 	}
@@ -263,7 +282,9 @@ func judgeModel(ctx context.Context, opts Options, cb *compatBuilder, eb *editor
 	case opts.Regrade:
 		// Reused from the source run when it can be; a fresh sample is
 		// refused, naming --judge-endpoint.
-		return route.NewOffline(route.Identity{Route: route.Compatible, Model: name}, "--judge-endpoint (or --endpoint)"), nil
+		return route.NewOffline(route.Identity{Route: route.Compatible, Model: name}, opts.Say(func(w problem.Words) string {
+			return w(problem.JudgeEndpoint, "") + " (or " + w(problem.Endpoint, "") + ")"
+		})), nil
 	}
 	return nil, RefuseIn(func(w problem.Words) string {
 		return "set judgeModel: fake, or pass " + w(problem.JudgeEndpoint, "URL") + " for a real judge"

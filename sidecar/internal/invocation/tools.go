@@ -10,6 +10,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/ghread"
 	"github.com/kmxdev/kmx/sidecar/internal/harness"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	kmxversion "github.com/kmxdev/kmx/sidecar/internal/version"
 	"github.com/kmxdev/kmx/sidecar/internal/vscodetools"
@@ -112,7 +113,11 @@ func bindGitHub(opts Options, req Request, plan *Plan) error {
 	if err != nil {
 		var be *localtools.BindingError
 		if errors.As(err, &be) {
-			return Refuse(be.NextStep(), "--tool-bindings %s", be.Error())
+			step := be.Step
+			if step == nil {
+				step = problem.Plain(be.NextStep())
+			}
+			return RefuseIn(step, func(w problem.Words) string { return w(problem.ToolBindings, "") + " " + be.Error() }, "")
 		}
 		return fmt.Errorf("read the tool binding's credential: %w", err)
 	}
@@ -261,7 +266,9 @@ func checkFunctionNames(plan *Plan) error {
 			}
 			var ce *route.ConfigError
 			if errors.As(err, &ce) {
-				return refuseNear(at, ce.Next, "%s", ce.Msg)
+				r := refuseNear(at, ce.Next, "%s", ce.Msg)
+				r.step = ce.Step
+				return r
 			}
 			return err
 		}

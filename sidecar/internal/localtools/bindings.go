@@ -52,6 +52,9 @@ type BindingError struct {
 	Path string
 	Msg  string
 	Hint string
+	// Step, when set, is Hint in each front's words (Hint is the command
+	// line's).
+	Step problem.Sentence
 }
 
 func (e *BindingError) Error() string {
@@ -300,8 +303,11 @@ func (b *Binding) Credential(getenv func(string) string, texts map[string]string
 		v = getenv(b.CredentialEnv)
 	}
 	if v == "" {
+		step := func(w problem.Words) string {
+			return fmt.Sprintf("export %s with a GitHub token that can read %s, or run without %s", b.CredentialEnv, b.Repository, w(problem.ToolBindings, ""))
+		}
 		return "", &BindingError{Path: b.Path, Msg: fmt.Sprintf("the credential variable %s is not set or is empty", b.CredentialEnv),
-			Hint: fmt.Sprintf("export %s with a GitHub token that can read %s, or run without --tool-bindings", b.CredentialEnv, b.Repository)}
+			Hint: step(problem.Flags), Step: step}
 	}
 	if strings.TrimSpace(v) != v || strings.ContainsAny(v, "\r\n\x00") {
 		return "", &BindingError{Path: b.Path, Msg: fmt.Sprintf("the credential in %s has surrounding spaces or control characters", b.CredentialEnv),

@@ -31,11 +31,11 @@ func addChat(srv *mcp.Server, cfg Config) {
 		InputSchema: inputSchema[ChatArgs](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(true)},
 	}, func(ctx context.Context, r *mcp.CallToolRequest, in ChatArgs) (*mcp.CallToolResult, *conversation.Transcript, error) {
-		real, refused := cfg.confine(ctx, r.Session, "chat", in.File)
+		real, refused := cfg.confine(ctx, r.Session, "Chat", in.File)
 		if refused != nil {
 			return errorResult(refused), nil, nil
 		}
-		if _, err := readAgentFile("chat", in.File, real); err != nil {
+		if _, err := readAgentFile("Chat", in.File, real); err != nil {
 			var rf *refusal
 			if errors.As(err, &rf) {
 				return errorResult(rf), nil, nil
@@ -79,7 +79,7 @@ func chatSummary(res *conversation.Transcript, whole bool) string {
 		}
 	}
 	if res.Unfinished > 0 {
-		fmt.Fprintf(&b, "\nturn %d has no recorded outcome: discard it (Discard in kmx's chat panel, or kmx chat) to continue, or use another conversation", res.Unfinished)
+		fmt.Fprintf(&b, "\nturn %d has no recorded outcome: discard it (Discard in kmx's chat panel in VS Code) to continue, or use another conversation", res.Unfinished)
 	}
 	if res.Pending > 0 {
 		fmt.Fprintf(&b, "\nturn %d is running now (in another window or process): its answer is not in the history yet", res.Pending)

@@ -31,7 +31,7 @@ func addExplain(srv *mcp.Server, cfg Config) {
 	}, func(ctx context.Context, r *mcp.CallToolRequest, in ExplainArgs) (*mcp.CallToolResult, *failures.Explanation, error) {
 		// Failures are kept per agent file: an examples file names the
 		// agent file beside it, confined to the roots like any file.
-		pf, refused := cfg.confinePair(ctx, r.Session, "test explain", in.File)
+		pf, refused := cfg.confinePair(ctx, r.Session, "Explain", in.File)
 		if refused != nil {
 			return errorResult(refused), nil, nil
 		}
@@ -40,21 +40,21 @@ func addExplain(srv *mcp.Server, cfg Config) {
 	})
 }
 
-// explain is kmx test explain --file FILE [--show-content] --json, as a tool.
+// explain is the command line's kmx test explain --json, as a tool.
 // The file was confined to the roots and resolved to real.
 func explain(cfg Config, in ExplainArgs, real string) (*mcp.CallToolResult, *failures.Explanation, error) {
 	root, err := state.Dir(cfg.Getenv, runtime.GOOS)
 	if err != nil {
-		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: "restart kmx mcp with its environment fixed: " + problem.SetKMXHome}), nil, nil
+		return errorResult(&refusal{msg: "Explain: " + err.Error(), next: "restart this server with its environment fixed: " + problem.SetKMXHome}), nil, nil
 	}
 	exp, gone, err := failures.ExplainFile(root, in.File, real, in.ShowContent)
 	if err != nil {
-		return errorResult(&refusal{msg: "kmx test explain: " + err.Error(), next: problem.NextStep(err)}), nil, nil
+		return errorResult(&refusal{msg: "Explain: " + err.Error(), next: problem.NextStepIn(err, words)}), nil, nil
 	}
 	if len(exp.Records) == 0 && len(exp.Corrupt) > 0 {
 		r := &refusal{
-			msg:  fmt.Sprintf("kmx test explain: %d record(s) retained for %s, and none can be read", len(exp.Corrupt), in.File),
-			next: "remove them (kmx test explain can clear a file's records; kmx test explain -h says how), then call Test again",
+			msg:  fmt.Sprintf("Explain: %d record(s) retained for %s, and none can be read", len(exp.Corrupt), in.File),
+			next: fmt.Sprintf("remove the record files this result's corrupt list names from %s (kmx's own files; nothing else reads them), then call Test again", failures.RecordsDir(root, exp.Subject)),
 		}
 		return errorResult(r), &exp, nil
 	}

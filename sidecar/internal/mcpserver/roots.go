@@ -65,12 +65,12 @@ func workingDirRoot() []string {
 	return roots
 }
 
-// confine returns the resolved path of an agent file a tool names, or a
-// refusal. It decides before reading the file, and its refusal for a path
+// confine returns the resolved path of an agent file a tool (named as
+// MCP names it: Test) names, or a refusal. It decides before reading the file, and its refusal for a path
 // outside the roots is the same whether or not the path exists.
 func (c Config) confine(ctx context.Context, ss *mcp.ServerSession, tool, file string) (string, *refusal) {
 	if file == "" {
-		return "", &refusal{msg: fmt.Sprintf("kmx %s: name one agent file in the file argument", tool), next: "pass the absolute path of an *.agent.md file as file"}
+		return "", &refusal{msg: fmt.Sprintf("%s: name one agent file in the file argument", tool), next: "pass the absolute path of an *.agent.md file as file"}
 	}
 	roots := c.roots(ctx, ss)
 	return confineTo(roots, tool, file, file)
@@ -98,7 +98,7 @@ func confineTo(roots []string, tool, named, path string) (string, *refusal) {
 // same words whether or not it exists.
 func outsideRoots(roots []string, tool, named string) *refusal {
 	return &refusal{
-		msg:  fmt.Sprintf("kmx %s: %s is not an *.agent.md file inside this server's roots", tool, named),
+		msg:  fmt.Sprintf("%s: %s is not an *.agent.md file inside this server's roots", tool, named),
 		next: "pass an *.agent.md file (or the NAME.agent.examples.yaml beside it) under " + strings.Join(roots, " or ") + ", or add the folder that holds it to the server's roots (a root the client offers, or " + words(problem.Root, "FOLDER") + ")",
 	}
 }

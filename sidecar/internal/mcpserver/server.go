@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -57,6 +58,9 @@ type Config struct {
 	// NewExecutor replaces the journaled executor (tests only), as in
 	// runner.Options.
 	NewExecutor func(j *journal.Journal, p *invocation.Plan) (runner.Executor, func(), error)
+	// InvocationBound replaces the invocation bound (tests only; 0: the
+	// default), as in runner.Options.
+	InvocationBound time.Duration
 }
 
 // New returns an MCP server offering Run, Test, Explain and Chat.
@@ -117,6 +121,9 @@ func (c Config) options(model string) runner.Options {
 	}, c.Getenv, c.Version)
 	opts.ToolBinding = c.ToolBinding
 	opts.NewExecutor = c.NewExecutor
+	opts.InvocationBound = c.InvocationBound
+	// What kmx writes into a result names MCP's arguments, not flags.
+	opts.Words = words
 	return opts
 }
 
@@ -158,7 +165,7 @@ func readAgentFile(tool, path, real string) ([]byte, error) {
 	}
 	var tooLarge *agentfile.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, &refusal{msg: fmt.Sprintf("kmx %s: %v", tool, err), next: tooLarge.NextStep()}
+		return nil, &refusal{msg: fmt.Sprintf("%s: %v", tool, err), next: tooLarge.NextStep()}
 	}
 	err = problem.PathReason(err)
 	next := "check the path; kmx reads *.agent.md files"
@@ -167,7 +174,7 @@ func readAgentFile(tool, path, real string) ([]byte, error) {
 			next = fmt.Sprintf("pass an absolute path: relative paths are read from the server's working directory, %s", wd)
 		}
 	}
-	return nil, &refusal{msg: fmt.Sprintf("kmx %s: cannot read %s: %v", tool, path, err), next: next}
+	return nil, &refusal{msg: fmt.Sprintf("%s: cannot read %s: %v", tool, path, err), next: next}
 }
 
 // engineRefusal turns the runner's error into a refusal in MCP's words
@@ -236,11 +243,12 @@ type call struct {
 // its verdict, with the verdict in the summary.
 func invoke(ctx context.Context, cfg Config, ss *mcp.ServerSession, in call) (*mcp.CallToolResult, *runner.Report, error) {
 	command, req := in.command, in.req
-	pf, r := cfg.confinePair(ctx, ss, command, in.file)
+	tool := words(problem.Setting("kmx "+command), "")
+	pf, r := cfg.confinePair(ctx, ss, tool, in.file)
 	if r != nil {
 		return errorResult(r), nil, nil
 	}
-	src, err := readAgentFile(command, pf.agent, pf.real)
+	src, err := readAgentFile(tool, pf.agent, pf.real)
 	if err != nil {
 		var r *refusal
 		if errors.As(err, &r) {
@@ -284,8 +292,8 @@ func summary(rep *runner.Report) string {
 	if s.Refused > 0 {
 		fmt.Fprintf(&b, ", %d refused", s.Refused)
 	}
-	fmt.Fprintf(&b, " — verdict %s (kmx %s %s, model %s via %s; not deployment qualification)",
-		rep.Verdict, rep.Command, rep.Agent.Path, rep.Route.Agent.Model, rep.Route.Agent.Route)
+	fmt.Fprintf(&b, " — verdict %s (%s %s, model %s via %s; not deployment qualification)",
+		rep.Verdict, words(problem.Setting("kmx "+rep.Command), ""), rep.Agent.Path, rep.Route.Agent.Model, rep.Route.Agent.Route)
 	if g := rep.Regrade; g != nil {
 		fmt.Fprintf(&b, "\nre-grade of run %s: %d agent model calls, %d answers replayed, %d judge samples reused, %d fresh judge samples sent, %d examples not re-graded",
 			g.SourceRun, g.AgentCalls, g.Replayed, g.ReusedJudgeSamples, g.JudgeCalls, g.NotRegraded)

@@ -265,7 +265,7 @@ func TestCalls(t *testing.T) {
 		{
 			name: "file with an error is refused with its diagnostics", tool: "Test",
 			args: map[string]any{"file": "broken.agent.md"}, wantError: true, wantVerdict: "refused",
-			wantText: []string{"has 1 error(s)", "KMX3001", "broken.agent.md:15:7: error KMX3001", "next: fix the errors 'kmx check"},
+			wantText: []string{"has 1 error(s)", "KMX3001", "broken.agent.md:15:7: error KMX3001", "next: fix the errors listed, then try again"},
 		},
 		{
 			name: "unknown example is refused", tool: "Test",
@@ -280,12 +280,12 @@ func TestCalls(t *testing.T) {
 		{
 			name: "a missing file is refused", tool: "Run",
 			args: map[string]any{"file": missingInRoot}, wantError: true,
-			wantText: []string{"kmx run: cannot read " + missingInRoot, "next: check the path"},
+			wantText: []string{"Run: cannot read " + missingInRoot, "next: check the path"},
 		},
 		{
 			name: "a relative file outside the roots is refused like any other", tool: "Test",
 			args: map[string]any{"file": outsideRel}, wantError: true,
-			wantText: []string{"kmx test: " + outsideRel + " is not an *.agent.md file inside this server's roots", "next: pass an *.agent.md file (or the NAME.agent.examples.yaml beside it) under"},
+			wantText: []string{"Test: " + outsideRel + " is not an *.agent.md file inside this server's roots", "next: pass an *.agent.md file (or the NAME.agent.examples.yaml beside it) under"},
 		},
 		{
 			name: "an empty file argument is refused", tool: "Test",
@@ -495,7 +495,7 @@ func TestExplainRefusesUnsafeState(t *testing.T) {
 		name, home string
 		want       []string
 	}{
-		{"relative KMX_HOME", "relative/home", []string{"not an absolute path", "next: restart kmx mcp with its environment fixed: set KMX_HOME"}},
+		{"relative KMX_HOME", "relative/home", []string{"not an absolute path", "next: restart this server with its environment fixed: set KMX_HOME"}},
 		{"group-readable KMX_HOME", open, []string{"refusing state path", "next: run chmod"}},
 	}
 	for _, tc := range tests {

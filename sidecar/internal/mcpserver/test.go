@@ -77,12 +77,12 @@ func checkTrials(in TestArgs) *refusal {
 		return nil
 	case *in.Trials < 1 || *in.Trials > runner.MaxTrials:
 		return &refusal{
-			msg:  fmt.Sprintf("kmx test: the trials argument is %d; it must be from 1 to %d", *in.Trials, runner.MaxTrials),
+			msg:  fmt.Sprintf("Test: the trials argument is %d; it must be from 1 to %d", *in.Trials, runner.MaxTrials),
 			next: fmt.Sprintf("pass trials from 1 to %d, or omit trials to run each example once", runner.MaxTrials),
 		}
 	case *in.Trials > 1 && in.FromRun != "":
 		return &refusal{
-			msg:  "kmx test: trials and fromRun cannot be combined: a re-grade grades each journaled answer once, and grading the same answers N times is no trial of the model",
+			msg:  "Test: trials and fromRun cannot be combined: a re-grade grades each journaled answer once, and grading the same answers N times is no trial of the model",
 			next: "omit trials to re-grade the run's answers, or omit fromRun to run fresh trials",
 		}
 	}
@@ -98,11 +98,11 @@ func compareTool(ctx context.Context, cfg Config, ss *mcp.ServerSession, token a
 	case in.FromRun != "":
 		return errorResult(&refusal{msg: "fromRun re-grades one run's answers; it cannot be combined with models or baseline", next: "drop fromRun to compare fresh runs, or drop models and baseline to re-grade"}), testResult(nil), nil
 	}
-	pf, r := cfg.confinePair(ctx, ss, "test", in.File)
+	pf, r := cfg.confinePair(ctx, ss, "Test", in.File)
 	if r != nil {
 		return errorResult(r), testResult(nil), nil
 	}
-	src, err := readAgentFile("test", pf.agent, pf.real)
+	src, err := readAgentFile("Test", pf.agent, pf.real)
 	if err != nil {
 		var r *refusal
 		if errors.As(err, &r) {
@@ -136,7 +136,7 @@ func compareTool(ctx context.Context, cfg Config, ss *mcp.ServerSession, token a
 	first := *reps[0]
 	first.Verdict = res.Verdict
 	var text strings.Builder
-	if err := compare.WriteTable(&text, res); err != nil {
+	if err := compare.WriteTableIn(&text, res, words); err != nil {
 		return nil, nil, err
 	}
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}}

@@ -29,12 +29,27 @@ var startupOf = map[problem.Setting]string{
 	problem.Root:          "root",
 }
 
+// toolOf is the tool that does what a command does. A command with no
+// tool (kmx check, clearing retained failures) is "": MCP's refusals list
+// a file's blocking diagnostics themselves.
+var toolOf = map[problem.Setting]string{
+	problem.RunCmd:  "Run",
+	problem.TestCmd: "Test",
+}
+
 // words is how MCP names a setting in a refusal (problem.Words): a tool
 // argument as the client's model would pass it (`model "fake"`), a startup
 // setting as the server's, never as a command line flag. A setting MCP
 // does not have (an input file, a shard, kmx chat's discard and clear) is
-// "", and the engine's sentence offers the other ways.
+// "", and the engine's sentence offers the other ways. A command is the
+// tool that does the same (Test), its value (the file) being the call's.
 func words(s problem.Setting, value string) string {
+	if s == problem.Call {
+		return "call"
+	}
+	if tool, ok := toolOf[s]; ok {
+		return tool
+	}
 	if arg, ok := argumentOf[s]; ok {
 		switch {
 		case value == "":

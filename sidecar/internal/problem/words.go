@@ -1,6 +1,9 @@
 package problem
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Setting is one thing a person sets to invoke kmx: a model, an endpoint,
 // a selection. The engine's messages and next steps name settings through
@@ -36,6 +39,19 @@ const (
 	// Runs is the list of retained runs, as a command: on the command
 	// line kmx journal list (with a value, --file VALUE: a file's runs).
 	Runs Setting = "journal list"
+
+	// Commands: on the command line a kmx command ("kmx test FILE"), in
+	// another front the way it offers the same (MCP's Test tool), or ""
+	// when it has none. A Setting starting "kmx " is a command.
+	RunCmd   Setting = "kmx run"
+	TestCmd  Setting = "kmx test"
+	CheckCmd Setting = "kmx check"
+	// ClearFailures clears a file's retained failure records (on the
+	// command line kmx test explain --file FILE --clear).
+	ClearFailures Setting = "kmx test explain --clear"
+	// Call is the verb that invokes a command: "run" on the command line,
+	// "call" for MCP's tools.
+	Call Setting = "call"
 )
 
 // Words is how one front names a setting: Words(s, "") is the setting
@@ -44,8 +60,20 @@ const (
 // offers it as one way among others leaves that way out.
 type Words func(s Setting, value string) string
 
-// Flags are the command line's words: the flag, then its value.
+// Flags are the command line's words: the flag, then its value; a
+// command, then its arguments.
 func Flags(s Setting, value string) string {
+	switch {
+	case s == Call:
+		return "run"
+	case s == ClearFailures:
+		return "kmx test explain --file " + or(value, "FILE") + " --clear"
+	case strings.HasPrefix(string(s), "kmx "):
+		if value == "" {
+			return string(s)
+		}
+		return string(s) + " " + value
+	}
 	if s == Runs {
 		if value == "" {
 			return "kmx journal list"
@@ -57,6 +85,33 @@ func Flags(s Setting, value string) string {
 	}
 	return "--" + string(s) + " " + value
 }
+
+func or(v, otherwise string) string {
+	if v == "" {
+		return otherwise
+	}
+	return v
+}
+
+// Invocation is cmd given settings, in w's words: on the command line the
+// command and its flags ("kmx test FILE --trials N"), in a front without a
+// command line its own way with its arguments ("Test with trials N"). Each
+// of settings is already worded (w(Trials, "N")).
+func Invocation(w Words, cmd Setting, value string, settings ...string) string {
+	c := w(cmd, value)
+	if len(settings) == 0 {
+		return c
+	}
+	if strings.HasPrefix(c, "kmx ") {
+		return c + " " + strings.Join(settings, " ")
+	}
+	return c + " with " + strings.Join(settings, " and ")
+}
+
+// CommandLine says whether w words settings as the command line's flags
+// (the CLI and the language server, whose settings mirror them): a
+// sentence that joins several settings joins flags with a space.
+func CommandLine(w Words) bool { return strings.HasPrefix(w(Model, ""), "--") }
 
 // Sentence is a message or a next step that names settings, said in the
 // words of the front that shows it.

@@ -557,7 +557,7 @@ feed:
 // into fixed text: no SQL or driver message reaches the caller.
 func openForInspect(ctx context.Context, dir, runID string) (*journal.Journal, error) {
 	if !journal.ValidRunID(runID) {
-		return nil, invocation.Refuse("run kmx journal list and pass a run ID from it (a journal file name without .db)",
+		return nil, invocation.RefuseIn(orAnotherRun("run kmx journal list and pass a run ID from it (a journal file name without .db)"), nil,
 			"%q is not a run ID (expected a name like 20261130T162341.123456789Z-0a1b2c3d)", runID)
 	}
 	if err := state.CheckReadableDir(dir); err != nil {
@@ -587,9 +587,23 @@ func stateRefusal(err error, otherwise string) error {
 		return &invocation.Refusal{Msg: unsafe.Error(), Next: unsafe.Fix}
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return invocation.Refuse("run kmx test or kmx run first", "%s", otherwise)
+		return invocation.RefuseIn(func(w problem.Words) string {
+			return w(problem.Call, "") + " " + w(problem.TestCmd, "") + " or " + w(problem.RunCmd, "") + " first"
+		}, nil, "%s", otherwise)
 	}
-	return invocation.Refuse("run kmx journal list to check the run; kmx journal clear RUN removes it", "%s", otherwise)
+	return invocation.RefuseIn(orAnotherRun("run kmx journal list to check the run; kmx journal clear RUN removes it"), nil, "%s", otherwise)
+}
+
+// orAnotherRun is a next step that names kmx journal's commands, or where
+// the front has no list of runs (MCP: each Test result names its run),
+// another run or none.
+func orAnotherRun(commandLine string) problem.Sentence {
+	return func(w problem.Words) string {
+		if w(problem.Runs, "") != "" {
+			return commandLine
+		}
+		return "pass another run's ID as " + w(problem.From, "") + " (each Test result names its run), or test afresh without it"
+	}
 }
 
 // readRefusal is the fixed-text refusal for a journal that opened but whose
@@ -600,10 +614,10 @@ func readRefusal(ctx context.Context, runID string, err error) error {
 	}
 	if errors.Is(err, journal.ErrTampered) {
 		next := (&journal.TamperedError{RunID: runID}).NextStep()
-		return invocation.Refuse(next,
+		return invocation.RefuseIn(orAnotherRun(next), nil,
 			"the journal of run %s was altered after it was written: its records cannot be trusted, so nothing was replayed", runID)
 	}
-	return invocation.Refuse("run kmx journal list to check the run; kmx journal clear "+runID+" removes it",
+	return invocation.RefuseIn(orAnotherRun("run kmx journal list to check the run; kmx journal clear "+runID+" removes it"), nil,
 		"the journal of run %s cannot be read: it is damaged, incomplete, or from another kmx version", runID)
 }
 

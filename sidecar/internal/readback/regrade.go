@@ -16,6 +16,8 @@ import (
 // anything was created: per selected example, the source session whose
 // answer it grades, or why it is not re-graded.
 type Regrade struct {
+	// words names settings and commands in Refused (problem.Words).
+	words problem.Words
 	// Source is the source run's ID.
 	Source string
 	// Agent maps an example ID to its source agent session.
@@ -47,28 +49,34 @@ type SourceSession struct {
 // calls: an altered journal refuses the whole re-grade) and matches each
 // selected example to a verified source turn with exactly the current
 // instructions bytes, input and model identity.
-func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from string) (*Regrade, error) {
+func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from string, w problem.Words) (*Regrade, error) {
 	src, err := inspectSource(ctx, dir, from)
 	if err != nil {
 		return nil, err
 	}
 	in := src.in
 	if in.LiveCalls != 0 {
-		return nil, invocation.Refuse("report this kmx bug; run kmx test FILE to test afresh", "replaying run %s attempted %d model calls", from, in.LiveCalls)
+		return nil, invocation.RefuseIn(func(w problem.Words) string {
+			return "report this kmx bug; " + w(problem.Call, "") + " " + w(problem.TestCmd, "FILE") + " to test afresh"
+		}, nil, "replaying run %s attempted %d model calls", from, in.LiveCalls)
 	}
 	if in.Run.AgentID != plan.Agent.ID {
 		return nil, invocation.RefuseIn(func(w problem.Words) string {
 			if l := w(problem.Runs, "FILE"); l != "" {
 				return "pass a run of this file (" + l + "), or run kmx test FILE"
 			}
-			return "pass a run of this file as " + w(problem.From, "") + " (each Test result names its run), or test afresh without it"
+			return otherRunNext(w)
 		}, nil, "run %s is of agent %q, not %q", from, in.Run.AgentID, plan.Agent.ID)
 	}
 	if here := journal.PathKey(plan.Path); !journal.SamePath(in.Run.AgentPath, here) {
 		// The same name in another folder: another agent, whose answers
 		// were never this file's.
-		return nil, invocation.Refuse("pass a run of this file (kmx journal list --file FILE), or run kmx test FILE",
-			"run %s is of %s, another file named %q, not of %s", from, in.Run.AgentPath, plan.Agent.ID, here)
+		return nil, invocation.RefuseIn(func(w problem.Words) string {
+			if l := w(problem.Runs, "FILE"); l != "" {
+				return "pass a run of this file (" + l + "), or run kmx test FILE"
+			}
+			return otherRunNext(w)
+		}, nil, "run %s is of %s, another file named %q, not of %s", from, in.Run.AgentPath, plan.Agent.ID, here)
 	}
 	if in.Run.Command == "baseline" {
 		// A comparison's baseline ran the instructions of another revision
@@ -93,9 +101,11 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 				return "pass the run of a kmx test (" + l + " shows them), or run kmx test FILE"
 			}
 			return "pass the run of a completed Test as " + w(problem.From, "") + " (each Test result names its run), or test afresh without it"
-		}, nil, "run %s is not a completed kmx test: it recorded no verdicts", from)
+		}, func(w problem.Words) string {
+			return fmt.Sprintf("run %s is not a completed %s: it recorded no verdicts", from, w(problem.TestCmd, ""))
+		}, "")
 	}
-	rg := &Regrade{Source: from, Agent: map[string]*SourceSession{}, Refused: map[string]string{}, Unanswered: map[string]string{}, Specs: map[string][]journal.ResultJudge{}}
+	rg := &Regrade{words: w, Source: from, Agent: map[string]*SourceSession{}, Refused: map[string]string{}, Unanswered: map[string]string{}, Specs: map[string][]journal.ResultJudge{}}
 	for _, re := range src.result.Examples {
 		if _, ok := rg.Specs[re.ID]; !ok {
 			rg.Specs[re.ID] = re.Judges
@@ -147,24 +157,24 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 		ws := plan.WorkspaceDir(ex.ID)
 		switch {
 		case cand == nil:
-			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s has no verified answer for this example; run kmx test to test it", from)
+			rg.Refused[ex.ID] = retest(w, "test it", fmt.Sprintf("not re-graded: run %s has no verified answer for this example", from))
 		case ws != "" && (cand.Placed.Workspace == nil || cand.Placed.Workspace.Fixture != ws):
 			// A workspace turn is re-graded from its journaled outcome
 			// (the calls and what they changed), with no fixture read.
-			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: run %s did not run this example in the workspace %s; run kmx test to test it", from, ws)
+			rg.Refused[ex.ID] = retest(w, "test it", fmt.Sprintf("not re-graded: run %s did not run this example in the workspace %s", from, ws))
 		case ws != "" && plan.Workspace(ex.ID) != nil && cand.Placed.Workspace.Hash != plan.Workspace(ex.ID).Hash:
-			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: the fixture workspace %s changed since run %s; run kmx test to test the current files", ws, from)
+			rg.Refused[ex.ID] = retest(w, "test the current files", fmt.Sprintf("not re-graded: the fixture workspace %s changed since run %s", ws, from))
 		case cand.Started.Instructions != plan.Agent.Instructions:
-			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: the instructions changed since run %s; run kmx test to test the current text", from)
+			rg.Refused[ex.ID] = retest(w, "test the current text", fmt.Sprintf("not re-graded: the instructions changed since run %s", from))
 		case cand.Started.Input != ex.Input:
-			rg.Refused[ex.ID] = fmt.Sprintf("not re-graded: the example's input changed since run %s; run kmx test to test the current text", from)
+			rg.Refused[ex.ID] = retest(w, "test the current text", fmt.Sprintf("not re-graded: the example's input changed since run %s", from))
 		case cand.Placed.Model != agentID || cand.Started.Model != agentID:
-			rg.Refused[ex.ID] = modelChanged(from, cand.Placed.Model, agentID, unnamed)
+			rg.Refused[ex.ID] = modelChanged(w, from, cand.Placed.Model, agentID, unnamed)
 		default:
 			// A tool turn is re-graded from its journaled trace (the calls
 			// and their results, replay-verified), but only when the tools
 			// offered today are the ones that trace was made with.
-			if why := toolsChanged(cand.Placed.Tools, plan.Tools(ex.ID), from); why != "" {
+			if why := toolsChanged(cand.Placed.Tools, plan.Tools(ex.ID), from, w); why != "" {
 				rg.Refused[ex.ID] = why
 				break
 			}
@@ -186,6 +196,7 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 // the source, never turns of two trials spliced together. It returns why
 // the example is not re-graded, or "" with rg.Agent holding every turn.
 func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructions string, tools []journal.OfferedTool, model journal.ModelIdentity, unnamed bool, from string) string {
+	w := rg.words
 	var history []journal.HistoryMessage
 	chosen := map[string]*SourceSession{}
 	for i, turn := range ex.Turns {
@@ -210,23 +221,23 @@ func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructi
 			// The source stopped its script before this turn (or did not
 			// verify it): the turns before it are re-graded, and stop
 			// there as they did in the source unless they pass now.
-			rg.Unanswered[name] = fmt.Sprintf("not re-graded: run %s holds no answer for turn %d (its script stopped before it); run kmx test to test it", from, i+1)
+			rg.Unanswered[name] = retest(w, "test it", fmt.Sprintf("not re-graded: run %s holds no answer for turn %d (its script stopped before it)", from, i+1))
 			for n, s := range chosen {
 				rg.Agent[n] = s
 			}
 			return ""
 		case seen == nil:
-			return fmt.Sprintf("not re-graded: run %s has no verified answer for turn %d of this example; run kmx test to test it", from, i+1)
+			return retest(w, "test it", fmt.Sprintf("not re-graded: run %s has no verified answer for turn %d of this example", from, i+1))
 		case seen.Started.Instructions != instructions:
-			return fmt.Sprintf("not re-graded: the instructions changed since run %s; run kmx test to test the current text", from)
+			return retest(w, "test the current text", fmt.Sprintf("not re-graded: the instructions changed since run %s", from))
 		case seen.Started.Input != turn.Input:
-			return fmt.Sprintf("not re-graded: the input of turn %d changed since run %s; run kmx test to test the current text", i+1, from)
+			return retest(w, "test the current text", fmt.Sprintf("not re-graded: the input of turn %d changed since run %s", i+1, from))
 		case seen.Placed.Model != model || seen.Started.Model != model:
-			return modelChanged(from, seen.Placed.Model, model, unnamed)
+			return modelChanged(w, from, seen.Placed.Model, model, unnamed)
 		default:
-			return fmt.Sprintf("not re-graded: run %s holds no turn %d sent after its turn %d's answer; run kmx test to test it", from, i+1, i)
+			return retest(w, "test it", fmt.Sprintf("not re-graded: run %s holds no turn %d sent after its turn %d's answer", from, i+1, i))
 		}
-		if why := toolsChanged(cand.Placed.Tools, tools, from); why != "" {
+		if why := toolsChanged(cand.Placed.Tools, tools, from, w); why != "" {
 			return why
 		}
 		chosen[name] = cand
@@ -243,7 +254,7 @@ func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructi
 // states, sources, recordings, definitions), or "" when they are the same:
 // a journaled trace answers for the tools it was made with, and grading it
 // against other tools would grade a run that never happened.
-func toolsChanged(was, now []journal.OfferedTool, from string) string {
+func toolsChanged(was, now []journal.OfferedTool, from string, w problem.Words) string {
 	names := func(ts []journal.OfferedTool) map[string]journal.OfferedTool {
 		m := make(map[string]journal.OfferedTool, len(ts))
 		for _, t := range ts {
@@ -256,17 +267,30 @@ func toolsChanged(was, now []journal.OfferedTool, from string) string {
 		old, ok := before[t.Name]
 		switch {
 		case !ok:
-			return fmt.Sprintf("not re-graded: the tool %s was not offered in run %s; run kmx test to test it with today's tools", t.Name, from)
+			return retest(w, "test it with today's tools", fmt.Sprintf("not re-graded: the tool %s was not offered in run %s", t.Name, from))
 		case !sameTool(old, t):
-			return fmt.Sprintf("not re-graded: the tool %s changed since run %s (%s); run kmx test to test it with today's tools", t.Name, from, toolChange(old, t))
+			return retest(w, "test it with today's tools", fmt.Sprintf("not re-graded: the tool %s changed since run %s (%s)", t.Name, from, toolChange(old, t)))
 		}
 	}
 	for _, t := range was {
 		if _, ok := after[t.Name]; !ok {
-			return fmt.Sprintf("not re-graded: the tool %s was offered in run %s and is not declared now; run kmx test to test it with today's tools", t.Name, from)
+			return retest(w, "test it with today's tools", fmt.Sprintf("not re-graded: the tool %s was offered in run %s and is not declared now", t.Name, from))
 		}
 	}
 	return ""
+}
+
+// otherRunNext is the next step of a run of another file where the front
+// has no list of runs to point to (MCP: each Test result names its run).
+func otherRunNext(w problem.Words) string {
+	return "pass a run of this file as " + w(problem.From, "") + " (each Test result names its run), or test afresh without it"
+}
+
+// retest is why an example is not re-graded, then the way to test it
+// afresh (to ...) in w's words: "run kmx test to test it" on the command
+// line, "call Test to test it" in MCP.
+func retest(w problem.Words, to, why string) string {
+	return why + "; " + w(problem.Call, "") + " " + w(problem.TestCmd, "") + " to " + to
 }
 
 // sameTool compares two offered tools by their journaled form, so a nil and
@@ -307,11 +331,11 @@ func sameHistory(a, b []journal.HistoryMessage) bool {
 // as want. When the agent file names no model and none was named (unnamed),
 // want is only kmx's default: the step is naming the model the run used,
 // which sends nothing.
-func modelChanged(from string, got, want journal.ModelIdentity, unnamed bool) string {
+func modelChanged(w problem.Words, from string, got, want journal.ModelIdentity, unnamed bool) string {
 	if unnamed {
-		return fmt.Sprintf("not re-graded: run %s answered with model %s (%s), and the agent file names no model; pass --model %s to re-grade its answers with the model that gave them",
-			from, got.Model, got.Route, got.Model)
+		return fmt.Sprintf("not re-graded: run %s answered with model %s (%s), and the agent file names no model; pass %s to re-grade its answers with the model that gave them",
+			from, got.Model, got.Route, w(problem.Model, got.Model))
 	}
-	return fmt.Sprintf("not re-graded: run %s answered with model %s (%s), not %s (%s); run kmx test to test with this model",
-		from, got.Model, got.Route, want.Model, want.Route)
+	return retest(w, "test with this model", fmt.Sprintf("not re-graded: run %s answered with model %s (%s), not %s (%s)",
+		from, got.Model, got.Route, want.Model, want.Route))
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	// kmx copies it and replaces its redirect policy: redirects are never
 	// followed.
 	HTTPClient *http.Client
+	// Words names settings in what the route says (a reply naming another
+	// model): nil is the command line's flags (problem.Flags).
+	Words problem.Words
 }
 
 // CredentialChecker is implemented by routes that hold a credential in
@@ -65,6 +69,8 @@ type CompatibleModel struct {
 	// transport copy a header before changing it; RoundTrip must not modify
 	// the request).
 	header http.Header
+	// words: Config.Words, never nil.
+	words problem.Words
 }
 
 var (
@@ -83,8 +89,9 @@ func NewCompatible(cfg Config) (Model, error) {
 		return nil, configErrIn("model", "the fake model cannot be combined with an endpoint", fakeWithEndpointNext)
 	}
 	if cfg.Endpoint == "" {
-		return nil, configErr("endpoint", "a non-fake model needs an endpoint",
-			"pass --endpoint with an OpenAI-compatible base URL, or use model: fake")
+		return nil, configErrIn("endpoint", "a non-fake model needs an endpoint", func(w problem.Words) string {
+			return "pass " + w(problem.Endpoint, "") + " with an OpenAI-compatible base URL, or use model: fake"
+		})
 	}
 	ep, err := ParseEndpoint(cfg.Endpoint, cfg.KeyEnv)
 	if err != nil {
@@ -98,8 +105,9 @@ func NewCompatible(cfg Config) (Model, error) {
 		}
 		credential = getenv(cfg.KeyEnv)
 		if credential == "" {
-			return nil, configErr("key-env", "the environment variable "+cfg.KeyEnv+" is not set or is empty",
-				"set it to the endpoint's bearer credential, or drop --key-env for an endpoint that needs none")
+			return nil, configErrIn("key-env", "the environment variable "+cfg.KeyEnv+" is not set or is empty", func(w problem.Words) string {
+				return "set it to the endpoint's bearer credential, or drop " + w(problem.KeyEnv, "") + " for an endpoint that needs none"
+			})
 		}
 		if !headerSafe(credential) {
 			return nil, configErr("key-env", "the value of "+cfg.KeyEnv+" has whitespace, control or non-ASCII characters and cannot be sent as a bearer credential",
@@ -110,6 +118,10 @@ func NewCompatible(cfg Config) (Model, error) {
 				"give the model's name, not the credential")
 		}
 	}
+	words := cfg.Words
+	if words == nil {
+		words = problem.Flags
+	}
 	return &CompatibleModel{
 		endpoint:   ep,
 		model:      cfg.Model,
@@ -117,6 +129,7 @@ func NewCompatible(cfg Config) (Model, error) {
 		client:     newClient(cfg.HTTPClient),
 		url:        ep.ChatCompletionsURL(),
 		header:     requestHeader(credential),
+		words:      words,
 	}, nil
 }
 
@@ -263,7 +276,7 @@ func (c *CompatibleModel) Complete(ctx context.Context, req Request) (Completion
 	if err != nil {
 		var re *ReplyError
 		if errors.As(err, &re) && re.Class == ClassModel {
-			re.Detail = wrongModelDetail(raw, req.Model)
+			re.Detail = wrongModelDetail(raw, req.Model, c.words)
 		}
 		return Completion{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/secrets"
 )
 
@@ -41,8 +42,9 @@ func (e Endpoint) ChatCompletionsURL() string { return e.base + chatCompletionsP
 // "" to mean "no credential".
 func ValidateKeyEnv(name string) error {
 	if name == "" {
-		return configErr("key-env", "the credential variable name is empty",
-			"name the environment variable that holds the credential, or drop --key-env for an endpoint that needs none")
+		return configErrIn("key-env", "the credential variable name is empty", func(w problem.Words) string {
+			return "name the environment variable that holds the credential, or drop " + w(problem.KeyEnv, "") + " for an endpoint that needs none"
+		})
 	}
 	if len(secrets.Scan(name)) > 0 {
 		return configErr("key-env", "the credential variable name looks like a credential value",
@@ -55,6 +57,11 @@ func ValidateKeyEnv(name string) error {
 			"use letters, digits and underscores, not starting with a digit (for example OPENAI_API_KEY); give the variable's name, never its value")
 	}
 	return nil
+}
+
+// nameKeyEnvNext is the next step of a credential found in an endpoint URL.
+func nameKeyEnvNext(w problem.Words) string {
+	return "remove the credential from the URL and name the variable that holds it with " + w(problem.KeyEnv, "")
 }
 
 // ParseEndpoint validates an OpenAI-compatible base URL and the optional name
@@ -77,8 +84,7 @@ func ParseEndpoint(raw string, keyEnv string) (Endpoint, error) {
 			"give the base URL of an OpenAI-compatible API, for example http://127.0.0.1:11434/v1")
 	}
 	if len(secrets.Scan(raw)) > 0 {
-		return Endpoint{}, configErr("endpoint", "the endpoint contains a credential-shaped value",
-			"remove the credential from the URL and name the variable that holds it with --key-env")
+		return Endpoint{}, configErrIn("endpoint", "the endpoint contains a credential-shaped value", nameKeyEnvNext)
 	}
 	if strings.TrimSpace(raw) != raw || strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		return Endpoint{}, configErr("endpoint", "the endpoint contains spaces or control characters",
@@ -91,8 +97,9 @@ func ParseEndpoint(raw string, keyEnv string) (Endpoint, error) {
 			"give an absolute URL such as https://api.example.com/v1 or http://127.0.0.1:11434/v1")
 	}
 	if u.User != nil {
-		return Endpoint{}, configErr("endpoint", "the endpoint contains user information (user:password@)",
-			"remove it from the URL; put a bearer credential in an environment variable and name it with --key-env")
+		return Endpoint{}, configErrIn("endpoint", "the endpoint contains user information (user:password@)", func(w problem.Words) string {
+			return "remove it from the URL; put a bearer credential in an environment variable and name it with " + w(problem.KeyEnv, "")
+		})
 	}
 	if u.Scheme != "https" && u.Scheme != "http" {
 		return Endpoint{}, configErr("endpoint", "the endpoint must start with https:// (or http:// at 127.0.0.1 or [::1])",
@@ -122,8 +129,7 @@ func ParseEndpoint(raw string, keyEnv string) (Endpoint, error) {
 		}
 	}
 	if credentialLikePath(u.EscapedPath()) {
-		return Endpoint{}, configErr("endpoint", "the endpoint path looks like it carries a credential",
-			"remove the credential from the URL and name the variable that holds it with --key-env")
+		return Endpoint{}, configErrIn("endpoint", "the endpoint path looks like it carries a credential", nameKeyEnvNext)
 	}
 	if u.Scheme == "http" {
 		if !literalLoopback(u.Host) {
@@ -132,8 +138,9 @@ func ParseEndpoint(raw string, keyEnv string) (Endpoint, error) {
 				"use https://, or write the local address as http://127.0.0.1:PORT or http://[::1]:PORT")
 		}
 		if keyEnv != "" {
-			return Endpoint{}, configErr("endpoint", "a credential is sent only over https://",
-				"use an https:// endpoint, or drop --key-env for a keyless local server")
+			return Endpoint{}, configErrIn("endpoint", "a credential is sent only over https://", func(w problem.Words) string {
+				return "use an https:// endpoint, or drop " + w(problem.KeyEnv, "") + " for a keyless local server"
+			})
 		}
 	}
 	return Endpoint{base: raw, keyEnv: keyEnv}, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 
 	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
@@ -220,10 +221,11 @@ func (e *ReplyError) Unwrap() error { return e.err }
 var plainModelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._:/@+()-]{0,127}$`)
 
 // wrongModelDetail says which model a refused reply named instead of the
+// one asked for, naming the model setting in w's words,
 // one requested, so a user can pass the right --model: the model name is
 // an identity, not content. It is shown only when it is a short plain name;
 // the reply passed the raw credential check before it was decoded.
-func wrongModelDetail(body []byte, want string) string {
+func wrongModelDetail(body []byte, want string, w problem.Words) string {
 	// By its exact key, as DecodeReply reads it (a struct field would
 	// also match "Model").
 	var env map[string]json.RawMessage
@@ -245,7 +247,7 @@ func wrongModelDetail(body []byte, want string) string {
 	case !plainModelName.MatchString(got):
 		return fmt.Sprintf("it named a model that is not a plain name, so kmx does not show it (kmx asked for %q)", want)
 	}
-	return fmt.Sprintf("it named %q, but kmx asked for %q; pass --model %q if that is the model you meant", got, want, got)
+	return fmt.Sprintf("it named %q, but kmx asked for %q; pass %s if that is the model you meant", got, want, w(problem.Model, strconv.Quote(got)))
 }
 
 func replyErr(class ReplyClass, detail string) *ReplyError {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // Tool calling on the compatible route (the kmx-local-tools-v1 harness):
@@ -41,8 +43,10 @@ func CheckFunctionName(name string) error {
 	if len(shown) > maxFunctionNameBytes || !utf8.ValidString(shown) {
 		shown = strings.ToValidUTF8(shown[:min(len(shown), maxFunctionNameBytes)], "") + "..."
 	}
-	return configErr("tools", fmt.Sprintf("the tool name %q cannot be offered on an OpenAI-compatible endpoint, which accepts function names of 1 to 64 letters, digits, '_' or '-'", shown),
-		"rename the tool in the agent file, set it Disabled in kmx.yaml, or run on the fake model (--model fake) or a model VS Code offers")
+	return configErrIn("tools", fmt.Sprintf("the tool name %q cannot be offered on an OpenAI-compatible endpoint, which accepts function names of 1 to 64 letters, digits, '_' or '-'", shown),
+		func(w problem.Words) string {
+			return "rename the tool in the agent file, set it Disabled in kmx.yaml, or run on the fake model (" + w(problem.Model, "fake") + ") or a model VS Code offers"
+		})
 }
 
 // wireToolRequest is the Chat Completions body of a request on the tool

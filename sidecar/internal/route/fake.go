@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/vscodetools"
 )
 
@@ -74,9 +75,17 @@ const FakeGuidance = "kmx fake model: add the line Reply with exactly `TEXT`. " 
 // FakePlaceholderUnknown is why an example whose answer is FakeGuidance is
 // unknown: the placeholder is the fake's answer to instructions that hold
 // no directive, so any assertion it passes or fails proves nothing about
-// the agent. It says how to choose the fake's answer.
-const FakePlaceholderUnknown = "the fake model's placeholder answer proves nothing (the instructions hold no line it answers): unknown, not a pass; " +
-	"to choose the fake's answer, add the line Reply with exactly `TEXT`. to the instructions, or test on a real model (--model NAME --endpoint URL)"
+// the agent. It says how to choose the fake's answer, naming the settings
+// of a real model in the words of the front that shows it (the command
+// line's: --model NAME --endpoint URL).
+func FakePlaceholderUnknown(w problem.Words) string {
+	real := w(problem.Model, "NAME") + " " + w(problem.Endpoint, "URL")
+	if !problem.CommandLine(w) {
+		real = w(problem.Model, "NAME") + " on " + w(problem.Endpoint, "URL")
+	}
+	return "the fake model's placeholder answer proves nothing (the instructions hold no line it answers): unknown, not a pass; " +
+		"to choose the fake's answer, add the line Reply with exactly `TEXT`. to the instructions, or test on a real model (" + real + ")"
+}
 
 // UnboundToolError is the fake model's refusal when the instructions ask it
 // to call a tool on the tool-free path: only a bound tool host may receive a

@@ -15,7 +15,8 @@ type OfflineModel struct {
 }
 
 // NewOffline is the identity id with no route; flag is the setting that
-// would give it one (--endpoint, --judge-endpoint).
+// would give it one, in the words of the front that shows the refusal
+// (--endpoint on the command line, the server's startup endpoint in MCP).
 func NewOffline(id Identity, flag string) *OfflineModel {
 	return &OfflineModel{id: id, flag: flag}
 }

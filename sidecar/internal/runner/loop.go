@@ -63,6 +63,10 @@ type loop struct {
 
 // run hands out the selected examples, then the ad-hoc input if any, to
 // the workers; rep.Examples holds them in that order.
+// words is how the front names settings in what the loop writes into
+// results (invocation.Options.Words; nil: the command line's flags).
+func (l *loop) words() problem.Words { return l.opts.Wording() }
+
 func (l *loop) run(ctx context.Context) {
 	actx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -222,7 +226,7 @@ func (l *loop) abortReason(ctx context.Context) string {
 	if l.aborted == "" && ctx.Err() != nil {
 		l.aborted = "cancelled"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			l.aborted = BoundExpired(l.opts.InvocationBound)
+			l.aborted = BoundExpired(l.opts.InvocationBound, l.words())
 		}
 	}
 	return l.aborted
@@ -446,7 +450,7 @@ func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name str
 		// a rubric) proves nothing, so no assertion is checked or judged.
 		recordToolUses(&res, out.ToolUses)
 		res.Usage = out.Usage
-		res.Verdict, res.Message = VerdictUnknown, route.FakePlaceholderUnknown
+		res.Verdict, res.Message = VerdictUnknown, route.FakePlaceholderUnknown(l.words())
 		return res, out
 	}
 	if res.Verified {

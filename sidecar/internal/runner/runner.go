@@ -92,7 +92,9 @@ func Run(ctx context.Context, opts Options, req invocation.Request) (*Report, er
 // Test executes the selected examples and judges them.
 func Test(ctx context.Context, opts Options, req invocation.Request) (*Report, error) {
 	if req.Input != nil {
-		return nil, invocation.Refuse("use kmx run FILE --input TEXT to try an input; kmx test runs the file's examples", "ad-hoc input is for Run, not Test")
+		return nil, invocation.RefuseIn(func(w problem.Words) string {
+			return "use " + problem.Invocation(w, problem.RunCmd, "FILE", w(problem.Input, "TEXT")) + " to try an input; " + w(problem.TestCmd, "") + " runs the file's examples"
+		}, nil, "ad-hoc input is for Run, not Test")
 	}
 	return invoke(ctx, invocation.ModeTest, opts, req)
 }
@@ -101,7 +103,7 @@ func invoke(ctx context.Context, mode invocation.Mode, opts Options, req invocat
 	start := time.Now()
 	rep := &Report{Schema: ReportSchema, Label: Label, Command: string(mode), Agent: AgentRef{Path: req.Path}, Selection: "full", Examples: []ExampleResult{}}
 	if err := checkTrials(opts, mode); err != nil {
-		return refusedReport(rep, err, start), err
+		return refusedReport(rep, err, start, opts.Wording()), err
 	}
 	opts.Options.Regrade = opts.FromRun != ""
 	plan, err := invocation.Prepare(ctx, opts.Options, req)
@@ -109,27 +111,29 @@ func invoke(ctx context.Context, mode invocation.Mode, opts Options, req invocat
 		describe(rep, plan)
 	}
 	if err != nil {
-		return refusedReport(rep, err, start), err
+		return refusedReport(rep, err, start, opts.Wording()), err
 	}
 	if err := execute(ctx, mode, opts, plan, rep); err != nil {
-		return refusedReport(rep, err, start), err
+		return refusedReport(rep, err, start, opts.Wording()), err
 	}
 	rep.DurationMs = ms(time.Since(start))
 	return rep, nil
 }
 
-// refusedReport marks a report as refused when err is a Refusal (other
-// errors keep whatever the report had; they are reported by the caller).
-func refusedReport(rep *Report, err error, start time.Time) *Report {
+// refusedReport marks a report as refused when err is a Refusal, its
+// message and next step in w's words (other errors keep whatever the
+// report had; they are reported by the caller).
+func refusedReport(rep *Report, err error, start time.Time, w problem.Words) *Report {
 	r, ok := invocation.AsRefusal(err)
 	if !ok {
 		return rep
 	}
 	rep.Verdict = VerdictRefused
-	rep.Refusal = &RefusalReport{Message: r.Msg, Next: r.Next, Diagnostics: r.Diagnostics}
+	msg := r.MessageIn(w)
+	rep.Refusal = &RefusalReport{Message: msg, Next: r.NextStepIn(w), Diagnostics: r.Diagnostics}
 	for i := range rep.Examples {
 		rep.Examples[i].Verdict = VerdictRefused
-		rep.Examples[i].Message = r.Msg
+		rep.Examples[i].Message = msg
 	}
 	rep.Summary = Summary{Refused: len(rep.Examples)}
 	rep.DurationMs = ms(time.Since(start))
@@ -185,11 +189,15 @@ const withheld = "(withheld: holds the endpoint credential)"
 const CommandBaseline = "baseline"
 
 // BoundExpired says that the invocation bound (bound; 0 is the default)
-// cut the run, and the ways out: fewer examples per invocation, or more of
-// them at once.
-func BoundExpired(bound time.Duration) string {
+// cut the run, and the ways out in w's words: fewer examples per
+// invocation, or more of them at once.
+func BoundExpired(bound time.Duration, w problem.Words) string {
+	fewer := w(problem.Example, "ID")
+	if shard := w(problem.Shard, "K/N"); shard != "" {
+		fewer += ", or " + shard + " over a folder"
+	}
 	return fmt.Sprintf("the invocation bound (%s: one kmx invocation runs at most that long) expired; "+
-		"test fewer examples per invocation (--example ID, or --shard K/N over a folder) or more at once (--concurrency N)", BoundText(bound))
+		"test fewer examples per invocation (%s) or more at once (%s)", BoundText(bound), fewer, w(problem.Concurrency, "N"))
 }
 
 // BoundText is the invocation bound as a user reads it: "5 minutes".
@@ -228,7 +236,7 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 		// The source is read whole (and replayed with zero calls) before
 		// this run's journal exists: a bad source refuses the re-grade,
 		// and retention cannot remove it from under us.
-		if rg, err = readback.PlanRegrade(ctx, dir, plan, opts.FromRun); err != nil {
+		if rg, err = readback.PlanRegrade(ctx, dir, plan, opts.FromRun, opts.Wording()); err != nil {
 			return err
 		}
 	}

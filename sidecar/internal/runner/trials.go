@@ -7,6 +7,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/agentfile"
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 )
 
 // MaxTrials bounds Options.Trials.
@@ -21,27 +22,38 @@ func trialsOf(opts Options) int {
 }
 
 // TrialsWithRegrade is why trials and a re-grade are refused together, and
-// TrialsWithRegradeNext what to change; the CLI's usage error says the same.
-// A re-grade grades journaled answers with zero agent calls: N trials of it
-// would grade the same answers N times (identical verdicts for contains,
-// notContains and regex; reused or re-sampled judge samples only), which
-// would look like evidence of stability and is none. Flakiness is measured
-// with fresh answers: --trials without --from.
-const (
-	TrialsWithRegrade     = "--trials and --from cannot be combined: a re-grade grades each journaled answer once, and grading the same answers N times is no trial of the model"
-	TrialsWithRegradeNext = "drop --trials to re-grade the run's answers (from a trials run, each example's first verified trial), or drop --from to run N fresh trials"
-)
+// TrialsWithRegradeNext what to change, in a front's words; the CLI's usage
+// error says the same. A re-grade grades journaled answers with zero agent
+// calls: N trials of it would grade the same answers N times (identical
+// verdicts for contains, notContains and regex; reused or re-sampled judge
+// samples only), which would look like evidence of stability and is none.
+// Flakiness is measured with fresh answers: --trials without --from.
+func TrialsWithRegrade(w problem.Words) string {
+	return w(problem.Trials, "") + " and " + w(problem.From, "") + " cannot be combined: a re-grade grades each journaled answer once, and grading the same answers N times is no trial of the model"
+}
+
+// TrialsWithRegradeNext: see TrialsWithRegrade.
+func TrialsWithRegradeNext(w problem.Words) string {
+	return "drop " + w(problem.Trials, "") + " to re-grade the run's answers (from a trials run, each example's first verified trial), or drop " + w(problem.From, "") + " to run N fresh trials"
+}
 
 // checkTrials refuses a trial count outside 1..MaxTrials and trials on
 // anything but a plain Test of examples.
 func checkTrials(opts Options, mode invocation.Mode) error {
 	switch {
 	case opts.Trials < 0 || opts.Trials > MaxTrials:
-		return invocation.Refuse(fmt.Sprintf("pass --trials N with N from 1 to %d", MaxTrials), "trials is %d; it must be from 1 to %d", opts.Trials, MaxTrials)
+		return invocation.RefuseIn(func(w problem.Words) string {
+			return fmt.Sprintf("pass %s with N from 1 to %d", w(problem.Trials, "N"), MaxTrials)
+		}, nil, "trials is %d; it must be from 1 to %d", opts.Trials, MaxTrials)
 	case opts.Trials > 1 && mode != invocation.ModeTest:
-		return invocation.Refuse("use kmx test FILE --trials N", "trials are for kmx test, not kmx %s", mode)
+		cmd := problem.Setting("kmx " + string(mode))
+		return invocation.RefuseIn(func(w problem.Words) string {
+			return "use " + problem.Invocation(w, problem.TestCmd, "FILE", w(problem.Trials, "N"))
+		}, func(w problem.Words) string {
+			return "trials are for " + w(problem.TestCmd, "") + ", not " + w(cmd, "")
+		}, "")
 	case opts.Trials > 1 && opts.FromRun != "":
-		return invocation.Refuse(TrialsWithRegradeNext, "%s", TrialsWithRegrade)
+		return invocation.RefuseIn(TrialsWithRegradeNext, TrialsWithRegrade, "")
 	}
 	return nil
 }

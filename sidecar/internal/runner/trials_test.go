@@ -8,6 +8,7 @@ import (
 
 	"github.com/kmxdev/kmx/sidecar/internal/invocation"
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/readback"
 	"github.com/kmxdev/kmx/sidecar/internal/testutil"
 )
@@ -98,7 +99,7 @@ func TestTrialsRefusals(t *testing.T) {
 			t.Errorf("options %+v were not refused", o)
 		} else if r, ok := invocation.AsRefusal(err); !ok {
 			t.Errorf("options %+v: %v is not a refusal", o, err)
-		} else if o.FromRun != "" && (r.Msg != TrialsWithRegrade || r.Next != TrialsWithRegradeNext) {
+		} else if o.FromRun != "" && (r.Msg != TrialsWithRegrade(problem.Flags) || r.Next != TrialsWithRegradeNext(problem.Flags)) {
 			t.Errorf("trials with a re-grade: %q; %q", r.Msg, r.Next)
 		}
 	}
