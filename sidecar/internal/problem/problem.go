@@ -110,6 +110,21 @@ func Message(err error) string {
 	return rpcStatus.ReplaceAllString(err.Error(), "")
 }
 
+// Clean is err with Message's text (no gRPC status envelope), still
+// wrapping err for errors.Is and errors.As: for an error that came back
+// through the in-process gRPC listeners and goes on toward a user.
+func Clean(err error) error {
+	if err == nil {
+		return nil
+	}
+	return cleaned{err}
+}
+
+type cleaned struct{ err error }
+
+func (c cleaned) Error() string { return Message(c.err) }
+func (c cleaned) Unwrap() error { return c.err }
+
 // WithoutStep is msg without next at its end (and the separator before
 // it), for a front that shows next on its own line.
 func WithoutStep(msg, next string) string {

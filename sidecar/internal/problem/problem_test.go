@@ -71,3 +71,17 @@ func TestNoGRPCStatusTextReachesAUser(t *testing.T) {
 		t.Errorf("StepFor(other) = %q", step)
 	}
 }
+
+// Clean drops the gRPC envelope from the text and keeps the error chain.
+func TestCleanKeepsTheChain(t *testing.T) {
+	err := Clean(fmt.Errorf("append: %w", status.Error(codes.Internal, "write: "+syscall.ENOSPC.Error())))
+	if got := err.Error(); got != "append: write: no space left on device" {
+		t.Fatalf("Clean's text is %q", got)
+	}
+	if _, ok := status.FromError(errors.Unwrap(err)); !ok {
+		t.Fatal("Clean lost the wrapped error")
+	}
+	if Clean(nil) != nil {
+		t.Fatal("Clean(nil) is not nil")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/kmxdev/kmx/sidecar/internal/journal"
 	"github.com/kmxdev/kmx/sidecar/internal/judge"
 	"github.com/kmxdev/kmx/sidecar/internal/localtools"
+	"github.com/kmxdev/kmx/sidecar/internal/problem"
 	"github.com/kmxdev/kmx/sidecar/internal/route"
 	"github.com/kmxdev/kmx/sidecar/internal/sessions"
 	"github.com/kmxdev/kmx/sidecar/internal/sessionspb"
@@ -158,7 +159,7 @@ func (e *sessionsExecutor) Execute(ctx context.Context, t Turn) (Outcome, error)
 		// Once the turn has ended the example deadline no longer matters,
 		// but the stream goes with the context: a turn whose verification
 		// was cut short is cancelled, never verified.
-		return cancelledOr(ctx, out, fmt.Errorf("execute turn: %w", err))
+		return cancelledOr(ctx, out, fmt.Errorf("execute turn: %w", problem.Clean(err)))
 	}
 	switch {
 	case !ended || !out.Journaled:

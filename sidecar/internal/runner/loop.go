@@ -707,7 +707,7 @@ func (s *judgeSampler) Sample(ctx context.Context, prev <-chan struct{}, judgeMo
 		case <-ctx.Done():
 		}
 		if err := ctx.Err(); err != nil {
-			return "", fmt.Errorf("judge sample: not sent: %w", err)
+			return "", fmt.Errorf("not sent: %w", err)
 		}
 	}
 	out, err := s.exec.Execute(ctx, Turn{Purpose: invocation.PurposeJudge, ExampleID: s.example, Instructions: instructions, Input: input, Model: id})
@@ -717,15 +717,15 @@ func (s *judgeSampler) Sample(ctx context.Context, prev <-chan struct{}, judgeMo
 		s.mu.Unlock()
 	}
 	if err != nil {
-		return "", fmt.Errorf("judge sample: %w", err)
+		return "", err
 	}
 	switch {
 	case out.Cancelled:
-		return "", fmt.Errorf("judge sample: cancelled")
+		return "", errors.New("cancelled")
 	case !out.Completed:
-		return "", fmt.Errorf("judge sample: %s", out.Problem)
+		return "", errors.New(out.Problem)
 	case !out.Journaled || !out.Verified:
-		return "", fmt.Errorf("judge sample: not a journaled, replay-verified turn")
+		return "", errors.New("not a journaled, replay-verified turn")
 	}
 	s.mu.Lock()
 	if s.usage == nil {

@@ -337,7 +337,7 @@ func execute(ctx context.Context, mode invocation.Mode, opts Options, plan *invo
 	if err := finishJournal(context.WithoutCancel(ctx), j, status, opts.HoldRuns); err != nil {
 		// A journal that did not finalize cannot back a pass.
 		l.demote("the journal could not be finalized")
-		return fmt.Errorf("finish journal: %w", err)
+		return err // the journal's error names it: "finish journal ID: …"
 	}
 	// The run's identity is exposed only once its journal is final: a
 	// report never points at a journal that could still change or vanish.
