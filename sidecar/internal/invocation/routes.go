@@ -64,6 +64,20 @@ func (r *Routes) JudgeIdentity(model string) (route.Identity, bool) {
 	return m.Identity(), true
 }
 
+// JudgeOffline is the refusal of a fresh sample from judge model name
+// when the invocation has no route to send it on (a re-grade given no
+// judge endpoint), else nil: such a sample is refused before a session is
+// placed, and is never counted as sent.
+func (r *Routes) JudgeOffline(model string) error {
+	if model == "" {
+		model = r.defaultJudge
+	}
+	if m, ok := r.judges[model].(*route.OfflineModel); ok {
+		return m.Refusal()
+	}
+	return nil
+}
+
 // effectiveModel applies the precedence: runtime override, then the file's
 // model, then the default.
 func effectiveModel(opts Options, a *agentfile.Agent) string {

@@ -26,8 +26,12 @@ func (m *OfflineModel) Identity() Identity { return m.id }
 
 // Complete sends nothing: a turn that needs this model fresh is refused.
 func (m *OfflineModel) Complete(context.Context, Request) (Completion, error) {
-	return Completion{}, &OfflineError{Model: m.id.Model, Flag: m.flag}
+	return Completion{}, m.Refusal()
 }
+
+// Refusal is what Complete answers, for a caller that refuses a fresh
+// turn before placing it.
+func (m *OfflineModel) Refusal() error { return &OfflineError{Model: m.id.Model, Flag: m.flag} }
 
 // OfflineError is a fresh call a re-grade could not make: no endpoint was
 // given for the model.

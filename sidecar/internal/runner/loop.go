@@ -699,6 +699,9 @@ func (s *judgeSampler) Sample(ctx context.Context, prev <-chan struct{}, judgeMo
 	if !ok {
 		return "", fmt.Errorf("no judge route for model %q", judgeModel)
 	}
+	if err := s.routes.JudgeOffline(judgeModel); err != nil {
+		return "", err
+	}
 	if prev != nil {
 		select {
 		case s.slots <- struct{}{}: // a free slot: run beside the earlier sample

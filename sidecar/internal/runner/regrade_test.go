@@ -133,6 +133,24 @@ func TestRegradeFromJournal(t *testing.T) {
 		t.Errorf("alpha at threshold 95 with scores 90: %s", rep.Examples[0].Verdict)
 	}
 
+	// The same without an endpoint: a fresh sample cannot be sent, so the
+	// assertion is unknown, and the report counts no sample as sent.
+	offline := opts
+	offline.Endpoint, offline.FromRun = "", src.RunID
+	r := req
+	r.Source = []byte(strings.Replace(regradeAgent, "threshold: 70", "threshold: 95", 1))
+	rep, err = Test(context.Background(), offline, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, j := ep.counts(); a != 2 || j != 4 {
+		t.Errorf("an offline re-grade sent requests: now %d agent, %d judge", a, j)
+	}
+	if g := rep.Regrade; g.AgentCalls != 0 || g.JudgeCalls != 0 || rep.Examples[0].Verdict != VerdictUnknown ||
+		len(rep.Examples[0].Assertions) != 2 || !strings.Contains(rep.Examples[0].Assertions[1].Message, "has no endpoint in this re-grade") {
+		t.Errorf("offline re-grade after a threshold change: %+v %s %+v", g, rep.Examples[0].Verdict, rep.Examples[0].Assertions)
+	}
+
 	// One byte of the instructions: refused per example, naming kmx test.
 	rep, err = regrade(strings.Replace(regradeAgent, "You answer briefly.", "You answer briefly!", 1))
 	if err != nil {
