@@ -93,7 +93,7 @@ func Codes() []CodeInfo {
 		{CodeExamplesInBothHomes, SeverityError, "Examples in both homes", "Keep the examples in one home: move the agent file's Examples section into NAME.agent.examples.yaml, or delete that file."},
 		{CodeTurnsWithInput, SeverityError, "input or assert beside turns", "A multi-turn example has `turns:` only: move `input` into the first turn and each assertion under the turn whose answer it checks."},
 		{CodeMalformedTurns, SeverityError, "Malformed turns", "Write `turns:` as a list of 1-20 turns, each `- input: MESSAGE` with an optional `assert:` list."},
-		{CodeBadWorkspace, SeverityError, "Bad workspace", "Name a folder beside the agent file, relative and clean (such as fixtures/app: no `..`, no absolute path); a file-wide default is a first list item holding only `workspace: DIR`; a multi-turn example runs in no workspace (its own or the file's default)."},
+		{CodeBadWorkspace, SeverityError, "Bad workspace", "Name a folder beside the agent file, relative and clean (such as fixtures/app: no `..`, no absolute path); a file-wide default is a first list item holding only `workspace: DIR`."},
 		{CodeMalformedAssertion, SeverityError, "Malformed assertion", "Write each assertion as one `type: operand` entry, such as `- contains: TEXT`."},
 		{CodeUnknownAssertion, SeverityError, "Unknown assertion type", "Use contains, notContains, regex, llmJudge, toolCalled, toolNotCalled, toolCalledWith, toolOrder, toolCalls, noOtherTools, maxLatencyMs, maxTokens, fileContains, fileNotContains, fileMatches, fileUnchanged or filesChanged."},
 		{CodeBadRegex, SeverityError, "Invalid regex", "Fix the pattern so that Go's RE2 syntax accepts it (no backreferences or lookaround)."},

@@ -298,20 +298,6 @@ func (p *parser) checkWorkspaces() {
 		p.agent.Examples = kept
 	}
 	for _, ex := range p.agent.Examples {
-		if !ex.MultiTurn() {
-			continue
-		}
-		// A fixture workspace runs one-turn examples only (the runner
-		// refuses the rest too): said here, where it is written, so
-		// kmx check and the editor show it before a run does.
-		switch {
-		case ex.Workspace != "":
-			p.errorf(ex.WorkspaceRange, CodeBadWorkspace, "a multi-turn example runs in no fixture workspace yet: remove `workspace:` from it, or write it as one-turn examples")
-		case p.agent.Workspace != "":
-			p.errorf(ex.Range, CodeBadWorkspace, "this multi-turn example would run in the file's default workspace "+p.agent.Workspace+", and a fixture workspace runs one-turn examples only: move it to an agent file without a file-wide `- workspace:` item, or write it as one-turn examples")
-		}
-	}
-	for _, ex := range p.agent.Examples {
 		// A `workspace:` that is written but invalid has its own KMX2020:
 		// saying the example needs a workspace would only repeat it, wrongly.
 		if p.agent.WorkspaceOf(ex) != "" || ex.WorkspaceRange != (Range{}) || p.agent.WorkspaceRange != (Range{}) {

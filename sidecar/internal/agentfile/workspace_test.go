@@ -108,25 +108,6 @@ func TestInvalidWorkspaceIsNotAlsoMissing(t *testing.T) {
 	}
 }
 
-// A multi-turn example in a fixture workspace (its own or the file's
-// default) is an error where it is written, not only a refusal at run
-// time: kmx check and the editor say it.
-func TestMultiTurnExampleInAWorkspaceIsAnError(t *testing.T) {
-	head := "---\nmodel: fake\n---\nx\n\n## Examples\n\n```yaml\n"
-	for name, tc := range map[string]struct{ body, msg string }{
-		"own":     {"- id: a\n  workspace: w\n  turns:\n    - input: b\n", "remove `workspace:` from it"},
-		"default": {"- workspace: w\n- id: a\n  turns:\n    - input: b\n", "the file's default workspace w"},
-	} {
-		r := Parse("x.agent.md", []byte(head+tc.body+"```\n"))
-		if len(r.Diagnostics) != 1 || r.Diagnostics[0].Code != CodeBadWorkspace || !strings.Contains(r.Diagnostics[0].Message, tc.msg) || r.State != Invalid {
-			t.Errorf("%s: want one %s with %q:\n%s", name, CodeBadWorkspace, tc.msg, FormatDiagnostics(r.Diagnostics))
-		}
-	}
-	if r := Parse("x.agent.md", []byte(head+"- workspace: w\n- id: a\n  input: b\n```\n")); r.State != Valid {
-		t.Errorf("a one-turn example in the default workspace:\n%s", FormatDiagnostics(r.Diagnostics))
-	}
-}
-
 func TestWorkspaceDefaultInTheExamplesFile(t *testing.T) {
 	agent := []byte("---\nmodel: fake\n---\nFix the bug.\n")
 	ex := []byte("- workspace: fixtures/calc\n- id: fix\n  input: fix Add\n  assert:\n    - filesChanged: [calc/add.go]\n")

@@ -254,16 +254,6 @@ func prepareParsed(ctx context.Context, opts Options, req Request, res agentfile
 		return plan, noExamples(req.Path)
 	}
 	for _, ex := range plan.Selected {
-		if ex.MultiTurn() && ex.Workspace != "" {
-			return plan, refuseAt(ex.Range, "give the multi-turn example no `workspace:`, or write it as one-turn examples",
-				"example %q has turns and a workspace: this kmx runs a fixture workspace for a one-turn example only", ex.ID)
-		}
-		if ex.MultiTurn() && plan.Agent.WorkspaceOf(ex) != "" {
-			// The workspace is the file's default: the example has no
-			// `workspace:` to remove.
-			return plan, refuseAt(ex.Range, "move the multi-turn example to an agent file without a file-wide `- workspace:` item, or write it as one-turn examples",
-				"example %q has turns and runs in the file's default workspace %s (its first item `- workspace:`): this kmx runs a fixture workspace for a one-turn example only", ex.ID, plan.Agent.Workspace)
-		}
 		for _, turn := range ex.Script() {
 			for _, a := range turn.Assertions {
 				switch {

@@ -97,11 +97,11 @@ func (p *Plan) WorkspaceDir(id string) string { return p.workspaces.of[id] }
 // HasWorkspaces reports whether any selected example runs in a workspace.
 func (p *Plan) HasWorkspaces() bool { return len(p.workspaces.of) > 0 }
 
-// AssertedPaths is the paths example ex's content assertions name, whose
-// final state its workspace outcome keeps.
-func AssertedPaths(ex agentfile.Example) []string {
+// AssertedPaths is the paths a turn's content assertions name, whose
+// state after the turn its workspace outcome keeps.
+func AssertedPaths(assertions []agentfile.Assertion) []string {
 	var out []string
-	for _, a := range ex.Assertions {
+	for _, a := range assertions {
 		switch a.Type {
 		case agentfile.FileContains, agentfile.FileNotContains, agentfile.FileMatches:
 			out = append(out, a.Operands().Path)

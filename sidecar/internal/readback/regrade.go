@@ -142,7 +142,7 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 	unnamed := (plan.Agent.Model == nil || *plan.Agent.Model == "") && agentID.Model == invocation.DefaultModel
 	for _, ex := range plan.Selected {
 		if ex.MultiTurn() {
-			if why := rg.script(sess, ex, plan.Agent.Instructions, plan.Tools(ex.ID), agentID, unnamed, from); why != "" {
+			if why := rg.script(sess, plan, ex, agentID, unnamed, from); why != "" {
 				rg.Refused[ex.ID] = why
 			}
 			continue
@@ -195,8 +195,13 @@ func PlanRegrade(ctx context.Context, dir string, plan *invocation.Plan, from st
 // turns make (their inputs and answers): the turns of one conversation of
 // the source, never turns of two trials spliced together. It returns why
 // the example is not re-graded, or "" with rg.Agent holding every turn.
-func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructions string, tools []journal.OfferedTool, model journal.ModelIdentity, unnamed bool, from string) string {
+// An example with a workspace is re-graded only when every chosen turn ran
+// on that fixture, and (when it is there to read) the fixture is the one
+// the source run copied: each turn's journaled outcome answers for it.
+func (rg *Regrade) script(sess []*SourceSession, plan *invocation.Plan, ex agentfile.Example, model journal.ModelIdentity, unnamed bool, from string) string {
 	w := rg.words
+	instructions, tools := plan.Agent.Instructions, plan.Tools(ex.ID)
+	ws := plan.WorkspaceDir(ex.ID)
 	var history []journal.HistoryMessage
 	chosen := map[string]*SourceSession{}
 	for i, turn := range ex.Turns {
@@ -236,6 +241,12 @@ func (rg *Regrade) script(sess []*SourceSession, ex agentfile.Example, instructi
 			return modelChanged(w, from, seen.Placed.Model, model, unnamed)
 		default:
 			return retest(w, "test it", fmt.Sprintf("not re-graded: run %s holds no turn %d sent after its turn %d's answer", from, i+1, i))
+		}
+		switch {
+		case ws != "" && (cand.Placed.Workspace == nil || cand.Placed.Workspace.Fixture != ws):
+			return retest(w, "test it", fmt.Sprintf("not re-graded: run %s did not run this example in the workspace %s", from, ws))
+		case ws != "" && plan.Workspace(ex.ID) != nil && cand.Placed.Workspace.Hash != plan.Workspace(ex.ID).Hash:
+			return retest(w, "test the current files", fmt.Sprintf("not re-graded: the fixture workspace %s changed since run %s", ws, from))
 		}
 		if why := toolsChanged(cand.Placed.Tools, tools, from, w); why != "" {
 			return why

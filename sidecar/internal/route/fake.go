@@ -28,7 +28,9 @@ var (
 	// otherwise refused.
 	fakeCallTool = regexp.MustCompile("Call the tool `([^`\n]+)`")
 	// Row 4 (issue 27): read a workspace file, then replace one text in
-	// it, through VS Code's read/readFile and edit/editFiles.
+	// it, through VS Code's read/readFile and edit/editFiles. With no
+	// directive in the instructions, a turn's input holding it on the
+	// workspace tools does the same (a conversation's turns, each its edit).
 	fakeReplaceIn = regexp.MustCompile("Replace `([^`\n]+)` with `([^`\n]+)` in `([^`\n]+)`")
 )
 
@@ -166,6 +168,12 @@ func (fakeModel) complete(ctx context.Context, req Request) (Completion, error) 
 	}
 	if err != nil {
 		return Completion{}, err
+	}
+	if m := fakeReplaceIn.FindStringSubmatch(input); m != nil && text == FakeGuidance && offers(req.Tools, FakeReadFunction) && offers(req.Tools, FakeEditFunction) {
+		// Instructions with no directive and a turn's input with the
+		// Replace directive, on the workspace tools: that turn's edit, so
+		// that the turns of a conversation can make different edits.
+		return fakeEditTurn(req, m[1], m[2], m[3]), nil
 	}
 	if text == FakeGuidance && strings.Contains(instructions, FakeTurnNumber) {
 		text = fmt.Sprintf("Turn %d: %s", userMessages(req.Messages), input)

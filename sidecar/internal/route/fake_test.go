@@ -190,6 +190,39 @@ func TestFakeEditDirectiveReadsThenEdits(t *testing.T) {
 	}
 }
 
+// TestFakeEditDirectiveInTheInput: instructions with no directive and an
+// input with the Replace directive, on the workspace tools, make that
+// input's edit (so a conversation's turns can make different edits); the
+// instructions' own directive wins; without both tools offered the input's
+// directive is not acted on (the placeholder answer, never a refusal).
+func TestFakeEditDirectiveInTheInput(t *testing.T) {
+	m := NewFake()
+	tools := []ToolDef{{Name: FakeReadFunction}, {Name: FakeEditFunction}}
+	input := FakeEditDirective("return a + b", "return b + a", "calc/add.go")
+	req := ChatRequestWithHistory("fake", "You fix bugs.", []Message{{Role: "user", Content: FakeEditDirective("x", "y", "other.go")}, {Role: "assistant", Content: "Edited other.go."}}, input)
+	req.Tools = tools
+	c, err := m.Complete(context.Background(), req)
+	if err != nil || len(c.ToolCalls) != 1 || c.ToolCalls[0].Arguments != `{"endLine":100000,"filePath":"calc/add.go","startLine":1}` {
+		t.Fatalf("send 1: %+v, %v", c, err)
+	}
+	req.Messages = append(req.Messages, Message{Role: "assistant", ToolCalls: c.ToolCalls},
+		Message{Role: "tool", ToolCallID: c.ToolCalls[0].ID, Content: "\treturn a + b\n"})
+	c, err = m.Complete(context.Background(), req)
+	if err != nil || len(c.ToolCalls) != 1 || c.ToolCalls[0].Arguments != `{"filePath":"calc/add.go","newString":"return b + a","oldString":"return a + b"}` {
+		t.Fatalf("send 2: %+v, %v", c, err)
+	}
+	instr := "You fix bugs.\n" + FakeEditDirective("return a - b", "return a + b", "calc/add.go")
+	req = ChatRequest("fake", instr, input)
+	req.Tools = tools
+	req.Messages = append(req.Messages, Message{Role: "tool", Content: "\treturn a - b\n"})
+	if c, err := m.Complete(context.Background(), req); err != nil || len(c.ToolCalls) != 1 || !strings.Contains(c.ToolCalls[0].Arguments, `"oldString":"return a - b"`) {
+		t.Fatalf("the instructions' directive: %+v, %v", c, err)
+	}
+	if c, err := m.Complete(context.Background(), ChatRequest("fake", "You fix bugs.", input)); err != nil || c.Text != FakeGuidance {
+		t.Fatalf("no tools offered: %+v, %v", c, err)
+	}
+}
+
 // TestFakeUsageCountsBytes: the fake model's usage is one token per four
 // bytes (rounded up) of every message, the same for the same request.
 func TestFakeUsageCountsBytes(t *testing.T) {

@@ -252,16 +252,70 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 		return res
 	}
 	if !ex.MultiTurn() {
-		one, _ := l.runTurn(ctx, actx, ex, ex.ID, agentfile.Turn{Input: ex.Input, Assertions: ex.Assertions}, nil, adHoc)
+		var ws *sessionspb.WorkspaceRef
+		if !adHoc {
+			var done func(*ExampleResult)
+			var err error
+			if ws, done, err = l.openScratch(ex); err != nil {
+				res.Message = "execution failed: " + err.Error()
+				return res
+			}
+			if done != nil {
+				defer done(&res)
+			}
+		}
+		one, _ := l.runTurn(ctx, actx, ex, ex.ID, agentfile.Turn{Input: ex.Input, Assertions: ex.Assertions}, nil, ws, adHoc)
 		one.ID, one.AdHoc, one.DurationMs = res.ID, res.AdHoc, res.DurationMs
 		if one.Journaled && one.Verified || one.Usage != nil {
 			u := one.Usage
 			one.Usage = &Usage{}
 			one.Usage.add(u)
 		}
-		return one
+		res = one
+		return res
 	}
-	return l.runScript(ctx, actx, ex, res)
+	ws, done, err := l.openScratch(ex)
+	if err != nil {
+		res.Message = "execution failed: " + err.Error()
+		for i, turn := range ex.Turns {
+			r := turn.Range
+			res.Turns = append(res.Turns, TurnResult{Turn: i + 1, Range: &r, Verdict: VerdictNotRun, Message: "not sent: the workspace could not be copied"})
+		}
+		return res
+	}
+	if done != nil {
+		defer done(&res)
+	}
+	res = l.runScript(ctx, actx, ex, res, ws)
+	return res
+}
+
+// openScratch copies example ex's fixture workspace, when it has one and
+// the run sends turns (not a re-grade): one copy per example (per trial),
+// which every turn of a multi-turn example works on in order, so that a
+// turn sees the files as the earlier turns left them. done ends the
+// copy's use once the example has ended, whatever ended it: it is
+// unregistered, then removed, or kept (--keep-workspace, named in the
+// result); a copy that cannot be removed leaves no pass. ws and done are
+// nil for an example without a workspace. A copy that cannot be made
+// aborts the run.
+func (l *loop) openScratch(ex agentfile.Example) (ws *sessionspb.WorkspaceRef, done func(*ExampleResult), err error) {
+	fx := l.plan.Workspace(ex.ID)
+	if fx == nil || l.scratch == nil {
+		return nil, nil, nil
+	}
+	w, ref, err := l.scratch.open(fx, nil)
+	if err != nil {
+		l.abort("an earlier example's workspace could not be copied", true)
+		return nil, nil, err
+	}
+	return ref, func(res *ExampleResult) {
+		kept, err := l.scratch.done(w, ref)
+		res.KeptWorkspace = kept
+		if err != nil && res.Verdict == VerdictPass {
+			res.Verdict, res.Message = VerdictUnknown, "the scratch workspace could not be removed: "+err.Error()
+		}
+	}, nil
 }
 
 // runScript runs a multi-turn example's turns in order, as one
@@ -269,7 +323,12 @@ func (l *loop) runExample(ctx, actx context.Context, ex agentfile.Example, adHoc
 // with the earlier turns' inputs and (verified) answers as its history.
 // A turn that does not pass stops the script: the later turns are not
 // run, and the example passes only when every turn passed.
-func (l *loop) runScript(ctx, actx context.Context, ex agentfile.Example, res ExampleResult) ExampleResult {
+//
+// An example with a workspace runs every turn in the one scratch copy ws:
+// each turn's journaled outcome is the copy's state after that turn,
+// relative to the fixture (so cumulative over the turns so far), and the
+// example's workspace summary and diff are the last sent turn's.
+func (l *loop) runScript(ctx, actx context.Context, ex agentfile.Example, res ExampleResult, ws *sessionspb.WorkspaceRef) ExampleResult {
 	res.Journaled, res.Verified = true, true
 	res.Usage = &Usage{}
 	var history []journal.HistoryMessage
@@ -303,8 +362,12 @@ func (l *loop) runScript(ctx, actx context.Context, ex agentfile.Example, res Ex
 			res.Turns = append(res.Turns, tr)
 			continue
 		}
-		one, out := l.runTurn(ctx, actx, ex, agentfile.TurnName(ex.ID, i+1), turn, history, false)
+		one, out := l.runTurn(ctx, actx, ex, agentfile.TurnName(ex.ID, i+1), turn, history, ws, false)
 		tr.Verdict, tr.Message = one.Verdict, one.Message
+		tr.Workspace = one.Workspace
+		if one.Workspace != nil {
+			res.Workspace, res.workspace = one.Workspace, one.workspace
+		}
 		tr.Journaled, tr.Verified = one.Journaled, one.Verified
 		tr.Assertions, tr.Deciding, tr.DecidingRange = one.Assertions, one.Deciding, one.DecidingRange
 		tr.Answer, tr.ToolCalls, tr.ToolSources, tr.sessionID = one.Answer, one.ToolCalls, one.ToolSources, one.sessionID
@@ -358,6 +421,16 @@ func (l *loop) runScript(ctx, actx context.Context, ex agentfile.Example, res Ex
 	return res
 }
 
+// turnWorkspace is the example's scratch copy ws as one turn is placed on
+// it: the same copy, with the paths this turn's content assertions name
+// (nil without a workspace).
+func turnWorkspace(ws *sessionspb.WorkspaceRef, turn agentfile.Turn) *sessionspb.WorkspaceRef {
+	if ws == nil {
+		return nil
+	}
+	return &sessionspb.WorkspaceRef{Key: ws.GetKey(), Fixture: ws.GetFixture(), Hash: ws.GetHash(), Paths: invocation.AssertedPaths(turn.Assertions)}
+}
+
 // mergeSources adds the tool sources of one turn to an example's, each
 // pair once.
 func mergeSources(have, add []ToolSource) []ToolSource {
@@ -373,7 +446,7 @@ func mergeSources(have, add []ToolSource) []ToolSource {
 // of a multi-turn example's, named name) and decides its verdict from its
 // own answer and trace. It returns the turn's result in an ExampleResult
 // (without ID or duration) and the executor's outcome.
-func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name string, turn agentfile.Turn, history []journal.HistoryMessage, adHoc bool) (res ExampleResult, out Outcome) {
+func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name string, turn agentfile.Turn, history []journal.HistoryMessage, ws *sessionspb.WorkspaceRef, adHoc bool) (res ExampleResult, out Outcome) {
 	res.Verdict = VerdictUnknown
 	deadline := l.opts.ExampleDeadline
 	if deadline <= 0 {
@@ -382,25 +455,6 @@ func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name str
 	ectx, cancel := context.WithTimeout(actx, deadline)
 	defer cancel()
 
-	var wsRef *sessionspb.WorkspaceRef
-	if fx := l.plan.Workspace(ex.ID); fx != nil && l.scratch != nil && !adHoc {
-		w, ref, err := l.scratch.open(fx, invocation.AssertedPaths(ex))
-		if err != nil {
-			l.abort("an earlier example's workspace could not be copied", true)
-			res.Message = "execution failed: " + err.Error()
-			return res, Outcome{}
-		}
-		wsRef = ref
-		// Removed (or kept) once the turn has ended, whatever ended it;
-		// its outcome is journaled by then.
-		defer func() {
-			kept, err := l.scratch.done(w, ref)
-			res.KeptWorkspace = kept
-			if err != nil && res.Verdict == VerdictPass {
-				res.Verdict, res.Message = VerdictUnknown, "the scratch workspace could not be removed: "+err.Error()
-			}
-		}()
-	}
 	out, err := l.exec.Execute(ectx, Turn{
 		Purpose:      invocation.PurposeAgent,
 		ExampleID:    name,
@@ -408,7 +462,7 @@ func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name str
 		Input:        turn.Input,
 		Model:        l.plan.Routes.Agent,
 		Tools:        l.plan.Tools(ex.ID),
-		Workspace:    wsRef,
+		Workspace:    turnWorkspace(ws, turn),
 		History:      history,
 	})
 	res.Journaled = out.Journaled
@@ -458,7 +512,7 @@ func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name str
 		recordToolUses(&res, out.ToolUses)
 		res.Usage = out.Usage
 		if !adHoc {
-			why = l.checkAssertions(ctx, actx, ectx, &res, name, turn, out)
+			why = l.checkAssertions(ctx, actx, ectx, &res, ex.ID, name, turn, out)
 		}
 	} else if res.Journaled {
 		l.abort("the turn of "+exampleName(ex.ID, adHoc)+" failed replay verification", false)
@@ -474,7 +528,7 @@ func (l *loop) runTurn(ctx, actx context.Context, ex agentfile.Example, name str
 // with the journaled measures. It stops at the first assertion whose judge
 // was malformed or unavailable (aborting the run) and returns why; a
 // result with fewer assertions than the turn has cannot pass.
-func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResult, name string, turn agentfile.Turn, out Outcome) string {
+func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResult, exampleID, name string, turn agentfile.Turn, out Outcome) string {
 	sampler := &judgeSampler{exec: l.exec, routes: l.plan.Routes, example: name, slots: l.slots}
 	defer func() { res.JudgeUsage, res.judgeSessions = sampler.usage, sampler.sessions }()
 	if len(turn.Assertions) > 0 {
@@ -483,11 +537,11 @@ func (l *loop) checkAssertions(ctx, actx, ectx context.Context, res *ExampleResu
 	}
 	var outcome *workspace.Outcome
 	if len(out.WorkspaceOutcome) > 0 {
-		// A one-turn example's (prepare refuses a workspace beside turns:
-		// name is the example's ID).
+		// A one-turn example's, or one turn's of a multi-turn example: the
+		// copy after this turn, relative to the fixture.
 		outcome = judge.DecodeOutcome(out.WorkspaceOutcome)
 		res.workspace = outcome
-		res.Workspace = workspaceSummary(l.plan.WorkspaceDir(name), outcome)
+		res.Workspace = workspaceSummary(l.plan.WorkspaceDir(exampleID), outcome)
 	}
 	for _, a := range turn.Assertions {
 		var r judge.AssertionResult

@@ -363,6 +363,10 @@ type TurnResult struct {
 	Answer        *string                 `json:"answer,omitempty"`
 	ToolCalls     int                     `json:"toolCalls,omitempty"`
 	ToolSources   []ToolSource            `json:"toolSources,omitempty"`
+	// Workspace is, on an example with a fixture workspace, what the
+	// scratch copy holds changed after this turn, relative to the fixture:
+	// the changes of this turn and every earlier one.
+	Workspace *WorkspaceSummary `json:"workspace,omitempty"`
 	// Trials is set on the turns of an example that ran more than once:
 	// the turn's outcomes over the trials (NotRun counts the trials that
 	// never sent it). Its verdict is then over the trials as the

@@ -266,12 +266,12 @@ func trialTurns(trials []ExampleResult) []TurnResult {
 		if pick >= 0 {
 			d := trials[pick].Turns[i]
 			agg.Assertions, agg.Deciding, agg.DecidingRange = d.Assertions, d.Deciding, d.DecidingRange
-			agg.Answer, agg.ToolCalls, agg.ToolSources = d.Answer, d.ToolCalls, d.ToolSources
+			agg.Answer, agg.ToolCalls, agg.ToolSources, agg.Workspace = d.Answer, d.ToolCalls, d.ToolSources, d.Workspace
 		} else if ran > 0 {
 			for _, t := range trials {
 				if i < len(t.Turns) && t.Turns[i].Verdict == VerdictPass {
 					d := t.Turns[i]
-					agg.Assertions, agg.Answer, agg.ToolCalls, agg.ToolSources = d.Assertions, d.Answer, d.ToolCalls, d.ToolSources
+					agg.Assertions, agg.Answer, agg.ToolCalls, agg.ToolSources, agg.Workspace = d.Assertions, d.Answer, d.ToolCalls, d.ToolSources, d.Workspace
 					break
 				}
 			}

@@ -28,7 +28,7 @@ const keptMarker = "kept"
 
 // scratchArea is a run's scratch copies of its fixture workspaces: one per
 // example (each trial its own), under the state root's private workspaces
-// folder, registered for the harness while its turn runs.
+// folder, registered for the harness while its turns run.
 type scratchArea struct {
 	parent string
 	keep   bool
@@ -111,8 +111,8 @@ func (a *scratchArea) open(fx *workspace.Fixture, paths []string) (*workspace.Wo
 	return w, &sessionspb.WorkspaceRef{Key: key, Fixture: fx.Rel, Hash: fx.Hash, Paths: paths}, nil
 }
 
-// done ends a copy's use once its turn has ended (passed, failed,
-// cancelled or cut): it is unregistered, then removed, or kept with
+// done ends a copy's use once its example has ended (passed, failed,
+// cancelled or cut, after its last sent turn): it is unregistered, then removed, or kept with
 // --keep-workspace, in which case its folder is returned.
 func (a *scratchArea) done(w *workspace.Workspace, ref *sessionspb.WorkspaceRef) (kept string, err error) {
 	a.reg.Drop(ref.GetKey())
