@@ -181,6 +181,10 @@ func printTurns(w io.Writer, ex runner.ExampleResult) {
 			line = runner.DecidingLine(runner.ExampleResult{Verdict: t.Verdict, Message: t.Message, Assertions: t.Assertions, Deciding: t.Deciding, Trials: t.Trials})
 		}
 		fmt.Fprintf(w, "    %-8s %-22s %s\n", word, fmt.Sprintf("turn %d", t.Turn), line)
+		if ws := summaryLine(t.Workspace); ws != "" {
+			// On a workspace: the copy after this turn, from the fixture.
+			fmt.Fprintf(w, "    %-8s %-22s %s\n", "", "", ws)
+		}
 	}
 }
 

@@ -12,8 +12,10 @@ import (
 // workspaceLine is an example's workspace summary under its line:
 // "workspace: fixtures/calc · 1 changed: calc/add.go (modified)"; "" for
 // an example without one. Paths and counts only, never content.
-func workspaceLine(ex runner.ExampleResult) string {
-	w := ex.Workspace
+func workspaceLine(ex runner.ExampleResult) string { return summaryLine(ex.Workspace) }
+
+// summaryLine is workspaceLine for one summary: an example's or a turn's.
+func summaryLine(w *runner.WorkspaceSummary) string {
 	if w == nil {
 		return ""
 	}
