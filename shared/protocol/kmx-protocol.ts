@@ -402,6 +402,7 @@ export interface TurnResult {
   answer?: string;
   toolCalls?: number;
   toolSources?: ToolSource[];
+  workspace?: WorkspaceSummary;
   trials?: TrialCounts;
 }
 
