@@ -414,6 +414,18 @@ type TrialCounts struct {
 	NotRun int `json:"notRun,omitempty"`
 }
 
+// mixed says whether the trials ended more than one way (pass, fail,
+// unknown): what flaky means.
+func (c TrialCounts) mixed() bool {
+	kinds := 0
+	for _, k := range []int{c.Pass, c.Fail, c.Unknown} {
+		if k > 0 {
+			kinds++
+		}
+	}
+	return kinds > 1
+}
+
 // RefusalReport is the JSON form of a refusal.
 type RefusalReport struct {
 	Message     string                 `json:"message"`

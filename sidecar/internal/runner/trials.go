@@ -109,13 +109,7 @@ func aggregateTrials(trials []ExampleResult) ExampleResult {
 			res.JudgeUsage.add(t.JudgeUsage)
 		}
 	}
-	kinds := 0
-	for _, k := range []int{c.Pass, c.Fail, c.Unknown} {
-		if k > 0 {
-			kinds++
-		}
-	}
-	c.Flaky = kinds > 1
+	c.Flaky = c.mixed()
 	res.Trials = &c
 	// The deciding trial: the first failure, else the first non-pass, else
 	// the first trial.
@@ -245,13 +239,7 @@ func trialTurns(trials []ExampleResult) []TurnResult {
 		if ran == 0 {
 			agg.Journaled, agg.Verified = false, false
 		}
-		kinds := 0
-		for _, k := range []int{c.Pass, c.Fail, c.Unknown} {
-			if k > 0 {
-				kinds++
-			}
-		}
-		c.Flaky = kinds > 1
+		c.Flaky = c.mixed()
 		agg.Trials = &c
 		switch {
 		case c.Fail > 0:
