@@ -18,23 +18,29 @@ const trialsAgent = "---\nname: trials-agent\nmodel: " + compatAgentModel + "\n-
 	"- id: steady\n  input: steady question\n  assert:\n    - contains: steady\n" +
 	"```\n"
 
+// wobblyServer answers "yes: INPUT", except every second "wobbly
+// question", which it answers "no".
+func wobblyServer(t *testing.T) *chatServer {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	return newChatServer(t, false, func(c chatCall) chatReply {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[c.User]++
+		if c.User == "wobbly question" && seen[c.User]%2 == 0 {
+			return chatReply{body: okBody(c.Model, "no")}
+		}
+		return chatReply{body: okBody(c.Model, "yes: "+c.User)}
+	})
+}
+
 // TestTrialsExposeFlakyExamples: an endpoint that alternates its answer to
 // one input makes that example flaky (2 of 4 trials pass, so it fails),
 // while a steady example passes all 4; each trial is its own Session in the
 // one journal, at concurrency 1 and on the pool.
 func TestTrialsExposeFlakyExamples(t *testing.T) {
 	for _, conc := range []int{1, 4} {
-		var mu sync.Mutex
-		seen := map[string]int{}
-		srv := newChatServer(t, false, func(c chatCall) chatReply {
-			mu.Lock()
-			defer mu.Unlock()
-			seen[c.User]++
-			if c.User == "wobbly question" && seen[c.User]%2 == 0 {
-				return chatReply{body: okBody(c.Model, "no")}
-			}
-			return chatReply{body: okBody(c.Model, "yes: "+c.User)}
-		})
+		srv := wobblyServer(t)
 		home := testutil.PrivateDir(t)
 		opts := Options{Options: invocation.Options{StateDir: home, Endpoint: srv.base(), Concurrency: conc}, Trials: 4}
 		rep, err := Test(context.Background(), opts, agentRequest(t, trialsAgent))
@@ -168,17 +174,7 @@ func TestTrialsJudgeUsagePerTrial(t *testing.T) {
 // assertions its failing trial's), and one that some trials never sent is
 // not a pass; each turn's message says what happened in every trial.
 func TestTrialsFoldEachTurn(t *testing.T) {
-	var mu sync.Mutex
-	seen := map[string]int{}
-	srv := newChatServer(t, false, func(c chatCall) chatReply {
-		mu.Lock()
-		defer mu.Unlock()
-		seen[c.User]++
-		if c.User == "wobbly question" && seen[c.User]%2 == 0 {
-			return chatReply{body: okBody(c.Model, "no")}
-		}
-		return chatReply{body: okBody(c.Model, "yes: "+c.User)}
-	})
+	srv := wobblyServer(t)
 	body := "---\nname: trials-agent\nmodel: " + compatAgentModel + "\n---\nYou answer briefly.\n\n## Examples\n\n```yaml\n" +
 		"- id: script\n  turns:\n" +
 		"    - input: start\n      assert: [contains: yes]\n" +
