@@ -34,7 +34,7 @@ const wobbly = [
 ].join("\n");
 
 module.exports = function register(h) {
-  const { step, palette, shot, setMachineSetting } = h;
+  const { step, palette, shot, setMachineSetting, runWithProfile } = h;
   // Each step after the first needs the one before it: once one fails,
   // the rest say so instead of waiting out their timeouts.
   let failed = "";
@@ -125,27 +125,7 @@ module.exports = function register(h) {
     const rows = page().locator(".test-explorer .monaco-list-row");
     const fileRow = rows.filter({ hasText: "trials/wobbly.agent.md" }).first();
     await fileRow.waitFor({ timeout: 30_000 });
-    // The profile is not the default: Execute Using Profile… on the file.
-    // A click on the menu item was once only a hover: the hovered item
-    // has the menu's focus, and Enter runs it.
-    const pick = page().locator(".quick-input-widget .monaco-list-row", { hasText: "Test file ×5" }).first();
-    for (let attempt = 1; ; attempt += 1) {
-      await fileRow.click({ button: "right" });
-      const item = page().locator(".monaco-menu .action-label", { hasText: "Execute Using Profile..." }).first();
-      await item.waitFor({ timeout: 10_000 });
-      await item.hover();
-      await page().keyboard.press("Enter");
-      try {
-        await pick.waitFor({ timeout: 5_000 });
-        break;
-      } catch (err) {
-        await page().keyboard.press("Escape");
-        if (attempt >= 3) {
-          throw err;
-        }
-      }
-    }
-    await pick.click();
+    await runWithProfile(fileRow, "Test file ×5");
 
     if ((await rows.filter({ hasText: /^steady/ }).count()) === 0) {
       await fileRow.locator(".monaco-tl-twistie").click();

@@ -70,7 +70,7 @@ function fixAdd() {
 }
 
 module.exports = function register(h) {
-  const { step, palette, shot } = h;
+  const { step, palette, shot, runWithProfile } = h;
   const page = () => h.page();
 
   function lens(text) {
@@ -188,26 +188,7 @@ module.exports = function register(h) {
     const rows = page().locator(".test-explorer .monaco-list-row");
     const fileRow = rows.filter({ hasText: "turns/script.agent.md" }).first();
     await fileRow.waitFor({ timeout: 30_000 });
-    // The profile is not the default: Execute Using Profile… on the file
-    // (the hovered item has the menu's focus, and Enter runs it).
-    const pick = page().locator(".quick-input-widget .monaco-list-row", { hasText: "Test file ×5" }).first();
-    for (let attempt = 1; ; attempt += 1) {
-      await fileRow.click({ button: "right" });
-      const item = page().locator(".monaco-menu .action-label", { hasText: "Execute Using Profile..." }).first();
-      await item.waitFor({ timeout: 10_000 });
-      await item.hover();
-      await page().keyboard.press("Enter");
-      try {
-        await pick.waitFor({ timeout: 5_000 });
-        break;
-      } catch (err) {
-        await page().keyboard.press("Escape");
-        if (attempt >= 3) {
-          throw err;
-        }
-      }
-    }
-    await pick.click();
+    await runWithProfile(fileRow, "Test file ×5");
     let all = await expanded(/^script/, "turn 3: Third message");
     all = await expanded(/^chat/, "turn 2: Two");
     const row = (text) => all.filter({ hasText: text }).first();

@@ -71,6 +71,31 @@ async function palette(label) {
   }
 }
 
+// Runs a Test Explorer item with a run profile that is not the default:
+// Execute Using Profile… from the item's context menu, then the profile.
+// A click on the menu item was once only a hover: the hovered item has the
+// menu's focus, and Enter runs it; three tries at most.
+async function runWithProfile(row, profile) {
+  const pick = page.locator(".quick-input-widget .monaco-list-row", { hasText: profile }).first();
+  for (let attempt = 1; ; attempt += 1) {
+    await row.click({ button: "right" });
+    const item = page.locator(".monaco-menu .action-label", { hasText: "Execute Using Profile..." }).first();
+    await item.waitFor({ timeout: 10_000 });
+    await item.hover();
+    await page.keyboard.press("Enter");
+    try {
+      await pick.waitFor({ timeout: 5_000 });
+      break;
+    } catch (err) {
+      await page.keyboard.press("Escape");
+      if (attempt >= 3) {
+        throw err;
+      }
+    }
+  }
+  await pick.click();
+}
+
 // Focus the agent file's text (not the Test Explorer's filter box, which is
 // a small editor too): its tab, then the active editor group by command.
 // Clicking into the text would scroll the page when the editor is scrolled.
@@ -547,10 +572,10 @@ step("a tool-declaring file: the lens shows kmx.yaml's state, Run answers Disabl
 });
 
 // Trials, re-grade and compare, on a local endpoint of their own.
-require("./trials.e2e.cjs")({ step, palette, shot, page: () => page, setMachineSetting });
+require("./trials.e2e.cjs")({ step, palette, shot, page: () => page, setMachineSetting, runWithProfile });
 
 // Multi-turn examples and fixture workspaces in the Test Explorer.
-require("./turns.e2e.cjs")({ step, palette, shot, page: () => page });
+require("./turns.e2e.cjs")({ step, palette, shot, page: () => page, runWithProfile });
 
 // The replay panel's workspace diff, multi-turn replay and usage, and the
 // compare view of a comparison (issues 27, 28 and 29).
